@@ -1,0 +1,261 @@
+import { AES_BLOCK_BYTES, AesEcb } from './aesEcb.js';
+import { loadFeistelHalves } from './ff1Halves.js';
+import {
+  FF1_MAX_RADIX, FF1_MIN_DOMAIN_SIZE, feistelOutputBytes, minLengthForDomain, numeralStringBytes,
+} from './ff1Params.js';
+import type { Tweak, Tweaks } from './fpeCipher.js';
+
+const ROUNDS = 10;
+/** Keeps (length, tweak length) packable into one safe-integer group key. */
+const MAX_TWEAK_BYTES = 2 ** 21 - 1;
+const GROUP_KEY_LENGTH_FACTOR = 2 ** 21;
+const P_CACHE_LIMIT = 1024;
+
+/**
+ * NIST SP 800-38G FF1 over node:crypto AES (AES-128/192/256 by key length), radix 2..65536,
+ * numerals as Uint16Array, batched: values are grouped by (length, tweak length) and each
+ * Feistel round of a group is one AES-ECB call over the blocks of all its values. CBC-MAC
+ * chaining runs per block index across the batch, so the PRF is exactly the standard's.
+ *
+ * Domains must satisfy radix^length >= 10^6 (SP 800-38G Rev.1); smaller ones are a RangeError.
+ */
+export class FF1 {
+  readonly radix: number;
+  /** The shortest length allowed: radix^minLength >= 10^6. */
+  readonly minLength: number;
+  private readonly aes: AesEcb;
+  /** CIPH_K(P) by (length, tweak length): P depends on nothing else for a fixed radix. */
+  private readonly encryptedP = new Map<number, Buffer>();
+
+  constructor(key: Uint8Array, radix: number) {
+    if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
+      throw new RangeError(`FF1 radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
+    }
+    this.radix = radix;
+    this.minLength = Math.max(2, minLengthForDomain(radix, FF1_MIN_DOMAIN_SIZE));
+    this.aes = new AesEcb(key);
+  }
+
+  encrypt(values: readonly Uint16Array[], tweak: Tweaks): Uint16Array[] {
+    return this.crypt(values, tweak, false);
+  }
+
+  decrypt(values: readonly Uint16Array[], tweak: Tweaks): Uint16Array[] {
+    return this.crypt(values, tweak, true);
+  }
+
+  private crypt(values: readonly Uint16Array[], tweak: Tweaks, decrypt: boolean): Uint16Array[] {
+    const count = values.length;
+    const single = tweak instanceof Uint8Array ? tweak : undefined;
+    const perValue = tweak instanceof Uint8Array ? undefined : tweak;
+    if (perValue && perValue.length !== count) {
+      throw new RangeError(`FF1 got ${perValue.length} tweaks for ${count} values: give one tweak, or one per value`);
+    }
+    if (count === 0) return [];
+
+    // Validate, and find out whether the whole call is one group (the usual case).
+    const firstLength = (values[0] as Uint16Array).length;
+    const firstTweakLength = (single ?? (perValue?.[0] as Tweak)).length;
+    let oneGroup = true;
+    for (let j = 0; j < count; j++) {
+      const x = values[j] as Uint16Array;
+      this.checkNumerals(x);
+      const tweakLength = single ? single.length : (perValue?.[j] as Tweak).length;
+      if (tweakLength > MAX_TWEAK_BYTES) throw new RangeError(`FF1 tweaks are limited to ${MAX_TWEAK_BYTES} bytes`);
+      if (x.length !== firstLength || tweakLength !== firstTweakLength) oneGroup = false;
+    }
+    if (oneGroup) return this.cryptGroup(values, tweak, decrypt);
+
+    const groups = new Map<number, number[]>();
+    for (let j = 0; j < count; j++) {
+      const tweakLength = single ? single.length : (perValue?.[j] as Tweak).length;
+      const key = (values[j] as Uint16Array).length * GROUP_KEY_LENGTH_FACTOR + tweakLength;
+      const members = groups.get(key);
+      if (members) members.push(j);
+      else groups.set(key, [j]);
+    }
+    const out = new Array<Uint16Array>(count);
+    for (const members of groups.values()) {
+      const groupValues = members.map((j) => values[j] as Uint16Array);
+      const groupTweak: Tweaks = single ?? members.map((j) => perValue?.[j] as Tweak);
+      const results = this.cryptGroup(groupValues, groupTweak, decrypt);
+      members.forEach((j, g) => { out[j] = results[g] as Uint16Array; });
+    }
+    return out;
+  }
+
+  private checkNumerals(x: Uint16Array): void {
+    if (x.length < this.minLength) {
+      throw new RangeError(`FF1 radix ${this.radix} needs at least ${this.minLength} numerals (radix^length >= ${FF1_MIN_DOMAIN_SIZE})`);
+    }
+    if (this.radix === FF1_MAX_RADIX) return;
+    for (let p = 0; p < x.length; p++) {
+      if ((x[p] as number) >= this.radix) throw new RangeError(`FF1 numeral out of range for radix ${this.radix}`);
+    }
+  }
+
+  /** All values share length n and tweak length t. */
+  private cryptGroup(values: readonly Uint16Array[], tweak: Tweaks, decrypt: boolean): Uint16Array[] {
+    const count = values.length;
+    const n = (values[0] as Uint16Array).length;
+    const u = n >> 1;
+    const v = n - u;
+    const b = numeralStringBytes(this.radix, v);
+    const d = feistelOutputBytes(b);
+    const sharedTweak = sharedTweakOf(tweak);
+    const t = sharedTweak ? sharedTweak.length : (tweak[0] as Tweak).length;
+    // Q = T || [0]^pad || [i]_1 || [NUM(B)]_b, a whole number of blocks.
+    const pad = (((-t - b - 1) % AES_BLOCK_BYTES) + AES_BLOCK_BYTES) % AES_BLOCK_BYTES;
+    const roundByteAt = t + pad;
+    const roundBlockOffset = roundByteAt % AES_BLOCK_BYTES;
+    // Bytes of NUM(B) in the block that holds [i]; the rest fill whole blocks after it.
+    const numBInFirstBlock = Math.min(b, AES_BLOCK_BYTES - 1 - roundBlockOffset);
+    const laterBlocks = (b - numBInFirstBlock) / AES_BLOCK_BYTES;
+    const sBlocks = Math.ceil(d / AES_BLOCK_BYTES);
+
+    const base = this.roundIndependentChain(values.length, tweak, sharedTweak, n, u, t, roundByteAt);
+    const halves = loadFeistelHalves(values, this.radix, u, v, decrypt);
+    const numB = laterBlocks > 0 ? Buffer.alloc(count * b) : Buffer.alloc(0);
+    const blocks = Buffer.allocUnsafe(count * AES_BLOCK_BYTES);
+    const extension = sBlocks > 1 ? Buffer.allocUnsafe(count * (sBlocks - 1) * AES_BLOCK_BYTES) : undefined;
+    const longS = sBlocks > 1 ? Buffer.allocUnsafe(count * sBlocks * AES_BLOCK_BYTES) : undefined;
+
+    for (let round = 0; round < ROUNDS; round++) {
+      const i = decrypt ? ROUNDS - 1 - round : round;
+      const m = i % 2 === 0 ? u : v;
+      // The block holding [i]: the chain value (xor the constant bytes before [i]), xor the round bytes.
+      blocks.set(base);
+      for (let o = roundBlockOffset; o < blocks.length; o += AES_BLOCK_BYTES) blocks[o] = (blocks[o] as number) ^ i;
+      if (laterBlocks === 0) {
+        halves.xorNumB(blocks, roundBlockOffset + 1, AES_BLOCK_BYTES, b);
+      } else {
+        numB.fill(0);
+        halves.xorNumB(numB, 0, b, b);
+        for (let j = 0, o = roundBlockOffset + 1, src = 0; j < count; j++, o += AES_BLOCK_BYTES, src += b) {
+          for (let x = 0; x < numBInFirstBlock; x++) blocks[o + x] = (blocks[o + x] as number) ^ (numB[src + x] as number);
+        }
+      }
+      let r = this.aes.encryptBlocks(blocks);
+      for (let later = 0; later < laterBlocks; later++) {
+        const from = numBInFirstBlock + later * AES_BLOCK_BYTES;
+        for (let j = 0, o = 0; j < count; j++, o += AES_BLOCK_BYTES) {
+          const src = j * b + from;
+          for (let x = 0; x < AES_BLOCK_BYTES; x++) blocks[o + x] = (r[o + x] as number) ^ (numB[src + x] as number);
+        }
+        r = this.aes.encryptBlocks(blocks);
+      }
+      if (extension && longS) {
+        this.extendS(r, count, sBlocks, extension, longS);
+        halves.mixRound(longS, sBlocks * AES_BLOCK_BYTES, d, m, decrypt);
+      } else {
+        halves.mixRound(r, AES_BLOCK_BYTES, d, m, decrypt);
+      }
+    }
+    return halves.numerals();
+  }
+
+  /**
+   * The part of the CBC-MAC that no round changes: Y = CIPH(P), chained through the blocks of Q
+   * that hold only tweak and padding, then xored with the constant bytes (tweak tail, padding)
+   * of the block that holds [i]. One 16-byte block per value.
+   */
+  private roundIndependentChain(
+    count: number, tweak: Tweaks, sharedTweak: Tweak | undefined, n: number, u: number, t: number, roundByteAt: number,
+  ): Buffer {
+    const constantBlocks = Math.floor(roundByteAt / AES_BLOCK_BYTES);
+    const tail = roundByteAt % AES_BLOCK_BYTES;
+    const y0 = this.encryptedPFor(n, u, t);
+    const base = Buffer.allocUnsafe(count * AES_BLOCK_BYTES);
+    if (sharedTweak) {
+      let chain: Buffer = Buffer.from(y0);
+      const block = Buffer.allocUnsafe(AES_BLOCK_BYTES);
+      for (let q = 0; q < constantBlocks; q++) {
+        xorTweakBlock(block, 0, chain, 0, sharedTweak, q * AES_BLOCK_BYTES, AES_BLOCK_BYTES);
+        chain = this.aes.encryptBlocks(block);
+      }
+      xorTweakBlock(block, 0, chain, 0, sharedTweak, constantBlocks * AES_BLOCK_BYTES, tail);
+      base.fill(block);
+      return base;
+    }
+    const tweaks = tweak as readonly Tweak[];
+    let chain: Buffer = Buffer.allocUnsafe(count * AES_BLOCK_BYTES).fill(y0);
+    for (let q = 0; q < constantBlocks; q++) {
+      for (let j = 0; j < count; j++) {
+        const o = j * AES_BLOCK_BYTES;
+        xorTweakBlock(base, o, chain, o, tweaks[j] as Tweak, q * AES_BLOCK_BYTES, AES_BLOCK_BYTES);
+      }
+      chain = this.aes.encryptBlocks(base);
+    }
+    for (let j = 0; j < count; j++) {
+      const o = j * AES_BLOCK_BYTES;
+      xorTweakBlock(base, o, chain, o, tweaks[j] as Tweak, constantBlocks * AES_BLOCK_BYTES, tail);
+    }
+    return base;
+  }
+
+  /** S = R || CIPH(R xor [1]_16) || CIPH(R xor [2]_16) ..., laid out per value in `longS`. */
+  private extendS(r: Buffer, count: number, sBlocks: number, extension: Buffer, longS: Buffer): void {
+    const extra = sBlocks - 1;
+    for (let j = 0; j < count; j++) {
+      const from = j * AES_BLOCK_BYTES;
+      for (let e = 1; e <= extra; e++) {
+        const o = (j * extra + e - 1) * AES_BLOCK_BYTES;
+        r.copy(extension, o, from, from + AES_BLOCK_BYTES);
+        extension.writeUInt32BE((extension.readUInt32BE(o + 12) ^ e) >>> 0, o + 12);
+      }
+    }
+    const encrypted = this.aes.encryptBlocks(extension);
+    const stride = sBlocks * AES_BLOCK_BYTES;
+    for (let j = 0; j < count; j++) {
+      r.copy(longS, j * stride, j * AES_BLOCK_BYTES, (j + 1) * AES_BLOCK_BYTES);
+      encrypted.copy(longS, j * stride + AES_BLOCK_BYTES, j * extra * AES_BLOCK_BYTES, (j + 1) * extra * AES_BLOCK_BYTES);
+    }
+  }
+
+  /** CIPH_K(P), P = [1]_1 [2]_1 [1]_1 [radix]_3 [10]_1 [u mod 256]_1 [n]_4 [t]_4. */
+  private encryptedPFor(n: number, u: number, t: number): Buffer {
+    const key = n * GROUP_KEY_LENGTH_FACTOR + t;
+    let y0 = this.encryptedP.get(key);
+    if (!y0) {
+      const p = Buffer.alloc(AES_BLOCK_BYTES);
+      p[0] = 1;
+      p[1] = 2;
+      p[2] = 1;
+      p.writeUIntBE(this.radix, 3, 3);
+      p[6] = 10;
+      p[7] = u & 255;
+      p.writeUInt32BE(n, 8);
+      p.writeUInt32BE(t, 12);
+      y0 = this.aes.encryptBlocks(p);
+      if (this.encryptedP.size >= P_CACHE_LIMIT) this.encryptedP.clear();
+      this.encryptedP.set(key, y0);
+    }
+    return y0;
+  }
+
+  toJSON(): string {
+    return `[FF1 radix ${this.radix}]`;
+  }
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `FF1 { radix: ${this.radix} }`;
+  }
+}
+
+/** The one tweak all values share, when they do (same object), else undefined. */
+function sharedTweakOf(tweak: Tweaks): Tweak | undefined {
+  if (tweak instanceof Uint8Array) return tweak;
+  const first = tweak[0];
+  for (let j = 1; j < tweak.length; j++) if (tweak[j] !== first) return undefined;
+  return first;
+}
+
+/**
+ * out[o..o+16) = chain[c..c+16) xor Q[from..from+length), where Q's bytes there are the tweak
+ * followed by zero padding; bytes after `length` are copied from the chain unchanged.
+ */
+function xorTweakBlock(out: Uint8Array, o: number, chain: Uint8Array, c: number, tweak: Tweak, from: number, length: number): void {
+  for (let x = 0; x < AES_BLOCK_BYTES; x++) {
+    const q = x < length && from + x < tweak.length ? (tweak[from + x] as number) : 0;
+    out[o + x] = (chain[c + x] as number) ^ q;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The format-preserving cipher that kinds use for `fpe`: one per (fpe, kind, scope, key version)
+ * subkey. Kinds describe their values as numeral strings or as integers in a domain; this
+ * interface hides FF1, batching, cycle walking and the small-domain permutation.
+ *
+ * Domain sizes (radix^length, or N):
+ * - N >= 1 000 000: NIST SP 800-38G FF1 over AES-256, rounds batched across the whole call.
+ * - MIN_DOMAIN <= N < 1 000 000: a keyed permutation of the whole domain (cached table).
+ * - N < MIN_DOMAIN: too small to mean anything; the element comes back as `null`.
+ */
+export const MIN_DOMAIN = 100;
+export const FF1_MIN_DOMAIN = 1_000_000;
+
+export type Tweak = Uint8Array;
+/** One tweak for the whole call, or one per value (same length as `values`). */
+export type Tweaks = Tweak | readonly Tweak[];
+
+export interface NumeralConstraint {
+  /** The first numeral must not be 0 (numbers whose digit count must survive, e.g. numeric types). */
+  leadingNonZero?: boolean;
+}
+
+export interface FpeCipher {
+  /**
+   * Encrypts numeral strings (each numeral in [0, radix)). Values may differ in length; each keeps
+   * its length. Returns `null` for a value whose domain is below MIN_DOMAIN.
+   */
+  encryptNumerals(radix: number, values: readonly Uint16Array[], tweak: Tweaks, constraint?: NumeralConstraint): (Uint16Array | null)[];
+  decryptNumerals(radix: number, values: readonly Uint16Array[], tweak: Tweaks, constraint?: NumeralConstraint): (Uint16Array | null)[];
+
+  /** Encrypts integers in [0, domain). All values share the domain. `null` when domain < MIN_DOMAIN. */
+  encryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[];
+  decryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[];
+}

@@ -1,0 +1,22 @@
+import type { KeyVersionInput } from '../keys/keyring.js';
+import type { ProtectionResponse, ProtectOptions } from './types.js';
+
+export interface EngineConfig {
+  /** 32 bytes, as a Buffer or base64 text. Version `keyVersion` (default 1). */
+  masterKey: Buffer | Uint8Array | string;
+  /** The version of `masterKey`; new tokens carry it. Default 1. */
+  keyVersion?: number;
+  /** Earlier master keys, kept so tokens made with them still unprotect after a rotation. */
+  previousKeys?: readonly KeyVersionInput[];
+}
+
+/** The protection engine: the same keys give the same tokens in every process. */
+export interface Engine {
+  /**
+   * Protects `data` (strings) as values of `kind`. Throws ProtectionError for a bad kind, option
+   * or element; never returns plaintext for an element it could not protect.
+   */
+  protect(kind: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse>;
+  /** Unprotects; elements that are no token come back unchanged and are listed in `discrepancy`. */
+  unprotect(kind: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse>;
+}

@@ -1,0 +1,169 @@
+/**
+ * Payment card numbers: 12–19 digits, optionally in groups separated by single spaces or single
+ * hyphens (one kind of separator per number): "4111 1111 1111 1111", "4111-1111-1111-1111",
+ * "4111111111111111", "3782 822463 10005". The Luhn check is not required (test numbers exist).
+ *
+ * fpe encrypts every digit but the last; the last is then set so that the output's Luhn state
+ * equals the input's: check = luhn(body) + delta, delta = (input check − luhn(input body)) mod 10.
+ * A valid card stays valid, an invalid one stays invalid by the same delta, and decrypt finds the
+ * delta again from its input, so every number round-trips.
+ *
+ * This is the benchmark path: charCodeAt loops into one preallocated Uint16Array, no regex and
+ * no per-value string building but the output itself, one cipher call per request.
+ */
+import { DOMAIN_TOO_SMALL, INVALID_VALUE, type ElementFailure } from '../errors.js';
+import type { FpeCipher } from '../crypto/fpeCipher.js';
+import { MASK_CHAR, redactLayout } from '../methods/redact.js';
+import type { FpeDirection, KindHandler } from './kind.js';
+import { LayoutTweaks, digitRunLayout, maskAllButLastDigits } from './digitTemplate.js';
+
+const MIN_DIGITS = 12;
+const MAX_DIGITS = 19;
+const MAX_LENGTH = 2 * MAX_DIGITS - 1;
+const SPACE = 32;
+const HYPHEN = 45;
+const CODE_0 = 48;
+
+/** Luhn doubling of a digit: 2d, minus 9 when that has two digits. */
+const LUHN_DOUBLE = new Uint8Array([0, 2, 4, 6, 8, 1, 3, 5, 7, 9]);
+
+/** The check digit that makes `body[start, end)` followed by it Luhn-valid. */
+function luhnCheckDigit(body: Uint16Array, start: number, end: number): number {
+  let sum = 0;
+  let doubled = true; // the digit next to the check digit is doubled
+  for (let j = end - 1; j >= start; j--) {
+    const d = body[j] ?? 0;
+    sum += doubled ? (LUHN_DOUBLE[d] ?? 0) : d;
+    doubled = !doubled;
+  }
+  return (10 - (sum % 10)) % 10;
+}
+
+/**
+ * Parses `value` into `digits[offset, offset + count)` and returns a number that identifies its
+ * layout (digit count, separator character, separator positions), or -1 when it is no ccn.
+ */
+function parseInto(value: string, digits: Uint16Array, offset: number): number {
+  const length = value.length;
+  if (length < MIN_DIGITS || length > MAX_LENGTH) return -1;
+  let count = 0;
+  let separator = 0;
+  let gaps = 0; // bit g: a separator follows digit g
+  let afterDigit = false;
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    const digit = code - CODE_0;
+    if (digit >= 0 && digit <= 9) {
+      if (count === MAX_DIGITS) return -1;
+      digits[offset + count++] = digit;
+      afterDigit = true;
+    } else if ((code === SPACE || code === HYPHEN) && afterDigit && (separator === 0 || separator === code)) {
+      separator = code;
+      gaps |= 1 << (count - 1);
+      afterDigit = false;
+    } else {
+      return -1;
+    }
+  }
+  if (!afterDigit || count < MIN_DIGITS) return -1;
+  // count < 20, separator kind < 3, gaps < 2^18: distinct layouts get distinct keys below 2^24.
+  return count + 20 * (separator === 0 ? 0 : separator === SPACE ? 1 : 2) + 60 * gaps;
+}
+
+/** Tweak per layout key; the tweak bytes are the digit-run layout ("4 4 4 4"), short on purpose. */
+const tweaksByLayoutKey = new Map<number, Uint8Array>();
+const layoutTweaks = new LayoutTweaks();
+const TWEAK_CACHE_LIMIT = 1024;
+
+function tweakFor(layoutKey: number, value: string): Uint8Array {
+  let tweak = tweaksByLayoutKey.get(layoutKey);
+  if (tweak === undefined) {
+    if (tweaksByLayoutKey.size >= TWEAK_CACHE_LIMIT) tweaksByLayoutKey.clear();
+    tweak = layoutTweaks.get(digitRunLayout(value));
+    tweaksByLayoutKey.set(layoutKey, tweak);
+  }
+  return tweak;
+}
+
+/** Reused by isValid: parsing is synchronous, so one buffer serves every call. */
+const scratchDigits = new Uint16Array(MAX_DIGITS);
+
+function isCcn(value: string): boolean {
+  return parseInto(value, scratchDigits, 0) >= 0;
+}
+
+/** One reusable array of character codes per output length (formatting is synchronous). */
+const codesByLength: number[][] = Array.from({ length: MAX_LENGTH + 1 }, (_, n) => new Array<number>(n).fill(0));
+
+/**
+ * `value` with its digits replaced by `body` (all but the last) and `check` (the last). Built
+ * from character codes in one String.fromCharCode call: measured twice as fast as concatenation.
+ */
+function format(value: string, body: Uint16Array, check: number): string {
+  const length = value.length;
+  const codes = codesByLength[length] ?? new Array<number>(length);
+  let k = 0;
+  for (let i = 0; i < length - 1; i++) {
+    const code = value.charCodeAt(i);
+    codes[i] = code === SPACE || code === HYPHEN ? code : CODE_0 + (body[k++] ?? 0);
+  }
+  codes[length - 1] = CODE_0 + check;
+  return String.fromCharCode.apply(null, codes);
+}
+
+export const ccnKind: KindHandler = {
+  kind: 'ccn',
+  hasLang: false,
+
+  isValid: isCcn,
+
+  /** All digits but the last as radix-10 numerals; the last keeps the input's Luhn state. */
+  fpe(values: readonly string[], direction: FpeDirection, cipher: FpeCipher): (string | ElementFailure)[] {
+    const n = values.length;
+    const out = new Array<string | ElementFailure>(n);
+    const digits = new Uint16Array(n * MAX_DIGITS);
+    const checkDelta = new Uint8Array(n);
+    const indexes: number[] = [];
+    const bodies: Uint16Array[] = [];
+    const tweaks: Uint8Array[] = [];
+    for (let i = 0; i < n; i++) {
+      const value = values[i] ?? '';
+      const offset = i * MAX_DIGITS;
+      const layoutKey = parseInto(value, digits, offset);
+      if (layoutKey < 0) {
+        out[i] = INVALID_VALUE;
+        continue;
+      }
+      const count = layoutKey % 20;
+      const bodyEnd = offset + count - 1;
+      checkDelta[i] = ((digits[bodyEnd] ?? 0) - luhnCheckDigit(digits, offset, bodyEnd) + 10) % 10;
+      indexes.push(i);
+      bodies.push(digits.subarray(offset, bodyEnd));
+      tweaks.push(tweakFor(layoutKey, value));
+    }
+    if (indexes.length === 0) return out;
+    const results = direction === 'encrypt'
+      ? cipher.encryptNumerals(10, bodies, tweaks)
+      : cipher.decryptNumerals(10, bodies, tweaks);
+    for (let k = 0; k < indexes.length; k++) {
+      const i = indexes[k] ?? 0;
+      const body = results[k];
+      if (!body) {
+        out[i] = DOMAIN_TOO_SMALL;
+        continue;
+      }
+      const check = (luhnCheckDigit(body, 0, body.length) + (checkDelta[i] ?? 0)) % 10;
+      out[i] = format(values[i] ?? '', body, check);
+    }
+    return out;
+  },
+
+  /** Keeps the last four digits and the separators: "4111 1111 1111 1111" → "**** **** **** 1111". */
+  mask(value: string): string {
+    return maskAllButLastDigits(value, 4, MASK_CHAR);
+  },
+
+  redact(value: string): string {
+    return redactLayout(value);
+  },
+};

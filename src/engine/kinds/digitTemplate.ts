@@ -1,0 +1,165 @@
+import { DOMAIN_TOO_SMALL, INVALID_VALUE, type ElementFailure } from '../errors.js';
+import type { FpeCipher } from '../crypto/fpeCipher.js';
+import type { FpeDirection } from './kind.js';
+
+/**
+ * A value seen as ASCII digits placed in a template of fixed characters: "123-45-6789" is the
+ * digits 123456789 in the template "ddd-dd-dddd". Digit kinds (ccn, ssn, phone, numeric, price,
+ * latlng) encrypt or mask the digits and put them back into the same template.
+ */
+
+const CODE_0 = 48;
+const CODE_9 = 57;
+
+/** "0"…"9", indexed by numeral, so formatting never calls String.fromCharCode per digit. */
+export const DIGIT_CHARS: readonly string[] = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'];
+
+export function isDigitCode(code: number): boolean {
+  return code >= CODE_0 && code <= CODE_9;
+}
+
+export function countDigits(value: string): number {
+  let count = 0;
+  for (let i = 0; i < value.length; i++) if (isDigitCode(value.charCodeAt(i))) count++;
+  return count;
+}
+
+/** The digits of `value` in order, as numerals 0–9. */
+export function digitsOf(value: string): Uint16Array {
+  const digits = new Uint16Array(countDigits(value));
+  let k = 0;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (isDigitCode(code)) digits[k++] = code - CODE_0;
+  }
+  return digits;
+}
+
+/**
+ * `value` with its digits replaced, in order, by `digits` (numerals 0–9); every other character
+ * stays where it is. `digits` must have exactly as many entries as `value` has digits.
+ */
+export function withDigits(value: string, digits: ArrayLike<number>): string {
+  let out = '';
+  let k = 0;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    out += isDigitCode(code) ? (DIGIT_CHARS[digits[k++] ?? 0] ?? '0') : value[i];
+  }
+  return out;
+}
+
+/**
+ * The template of `value` with each run of digits written as its length: "123-45-6789" → "3-2-4",
+ * "+1 (555) 010-4477" → "+1 (3) 3-4". Runs are maximal and the fixed characters are not digits,
+ * so two values share this string exactly when they differ only in their digits. Short, because
+ * it goes into the FF1 tweak, and a longer tweak costs AES blocks in every round.
+ */
+export function digitRunLayout(value: string): string {
+  let out = '';
+  let run = 0;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (isDigitCode(code)) {
+      run++;
+    } else {
+      if (run > 0) out += String(run);
+      run = 0;
+      out += value[i];
+    }
+  }
+  if (run > 0) out += String(run);
+  return out;
+}
+
+/**
+ * Tweak bytes by layout string, so a request of same-shaped values encodes each layout once.
+ * Bounded: a stream of odd layouts cannot grow it without limit.
+ */
+export class LayoutTweaks {
+  private readonly byLayout = new Map<string, Uint8Array>();
+  private static readonly LIMIT = 1024;
+
+  get(layout: string): Uint8Array {
+    let tweak = this.byLayout.get(layout);
+    if (tweak === undefined) {
+      if (this.byLayout.size >= LayoutTweaks.LIMIT) this.byLayout.clear();
+      tweak = new Uint8Array(Buffer.from(layout, 'utf8'));
+      this.byLayout.set(layout, tweak);
+    }
+    return tweak;
+  }
+}
+
+/**
+ * fpe for kinds whose every digit is a free radix-10 numeral (ssn, phone): one cipher call for
+ * the whole batch, each value tweaked by its layout, digits put back in the same template.
+ */
+export function fpeAllDigits(
+  values: readonly string[],
+  direction: FpeDirection,
+  cipher: FpeCipher,
+  isValid: (value: string) => boolean,
+  tweaks: LayoutTweaks,
+): (string | ElementFailure)[] {
+  const out = new Array<string | ElementFailure>(values.length).fill(INVALID_VALUE);
+  const indexes: number[] = [];
+  const numerals: Uint16Array[] = [];
+  const valueTweaks: Uint8Array[] = [];
+  values.forEach((value, i) => {
+    if (!isValid(value)) return;
+    indexes.push(i);
+    numerals.push(digitsOf(value));
+    valueTweaks.push(tweaks.get(digitRunLayout(value)));
+  });
+  if (indexes.length === 0) return out;
+  const results = direction === 'encrypt'
+    ? cipher.encryptNumerals(10, numerals, valueTweaks)
+    : cipher.decryptNumerals(10, numerals, valueTweaks);
+  indexes.forEach((index, k) => {
+    const digits = results[k];
+    out[index] = digits ? withDigits(values[index] ?? '', digits) : DOMAIN_TOO_SMALL;
+  });
+  return out;
+}
+
+/**
+ * Mask for numbers: keeps every non-digit (sign, currency, separators), the leading zeros and
+ * the first significant digit; every later digit becomes 0. "$1,234.56" → "$1,000.00",
+ * "0.0042" → "0.0040": still a number of the same magnitude, with one significant digit.
+ */
+export function maskToFirstSignificantDigit(value: string): string {
+  let out = '';
+  let seenSignificant = false;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (!isDigitCode(code)) {
+      out += value[i];
+    } else if (seenSignificant) {
+      out += '0';
+    } else {
+      out += value[i];
+      seenSignificant = code !== CODE_0;
+    }
+  }
+  return out;
+}
+
+/**
+ * Mask keeping the last `keep` digits: every earlier digit becomes `maskChar`, every other
+ * character stays. "123-45-6789" with keep 4 → "***-**-6789".
+ */
+export function maskAllButLastDigits(value: string, keep: number, maskChar: string): string {
+  let hide = countDigits(value) - keep;
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (isDigitCode(code) && hide > 0) {
+      out += maskChar;
+      hide--;
+    } else {
+      out += value[i];
+    }
+  }
+  return out;
+}

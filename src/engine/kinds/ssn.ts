@@ -1,0 +1,38 @@
+/**
+ * US social security numbers: "123-45-6789", "123 45 6789" or "123456789". No area/group/serial
+ * rules are checked, so test and placeholder numbers are accepted.
+ */
+import type { ElementFailure } from '../errors.js';
+import type { FpeCipher } from '../crypto/fpeCipher.js';
+import { MASK_CHAR, redactLayout } from '../methods/redact.js';
+import type { FpeDirection, KindHandler } from './kind.js';
+import { LayoutTweaks, fpeAllDigits, maskAllButLastDigits } from './digitTemplate.js';
+
+const SSN = /^(?:\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4}|\d{9})$/;
+
+function isSsn(value: string): boolean {
+  return SSN.test(value);
+}
+
+const tweaks = new LayoutTweaks();
+
+export const ssnKind: KindHandler = {
+  kind: 'ssn',
+  hasLang: false,
+
+  isValid: isSsn,
+
+  /** All nine digits as radix-10 numerals; the separators stay. */
+  fpe(values: readonly string[], direction: FpeDirection, cipher: FpeCipher): (string | ElementFailure)[] {
+    return fpeAllDigits(values, direction, cipher, isSsn, tweaks);
+  },
+
+  /** Keeps the last four digits and the separators: "123-45-6789" → "***-**-6789". */
+  mask(value: string): string {
+    return maskAllButLastDigits(value, 4, MASK_CHAR);
+  },
+
+  redact(value: string): string {
+    return redactLayout(value);
+  },
+};

@@ -1,0 +1,94 @@
+/**
+ * Packs a value into the bytes a token encrypts, compactly for the common shapes so tokens stay
+ * short. The first byte says how: its high bits the encoding, its low 2 bits how many zero bytes
+ * were appended to reach MIN_PACKED_BYTES (FF1 over bytes needs 256^n >= 10^6, so n >= 3).
+ */
+export const MIN_PACKED_BYTES = 3;
+
+const ENC_UTF8 = 0;
+const ENC_SYMBOLS = 1;   // digits and the separators of phone, ssn, date, ccn, ipv4, latlng, numeric
+const ENC_UUID_LOWER = 2;
+const ENC_UUID_UPPER = 3;
+
+const SYMBOLS = '0123456789 -./+(),:';
+const SYMBOL_BASE = BigInt(SYMBOLS.length);
+const SYMBOL_INDEX = new Map([...SYMBOLS].map((c, i) => [c, BigInt(i)]));
+const UUID_LOWER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID_UPPER = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
+
+function bigintToBytes(value: bigint): Uint8Array {
+  let hex = value.toString(16);
+  if (hex.length % 2) hex = '0' + hex;
+  return Buffer.from(hex, 'hex');
+}
+
+function withHeader(encoding: number, body: Uint8Array): Uint8Array {
+  const pad = Math.max(0, MIN_PACKED_BYTES - 1 - body.length);
+  const out = new Uint8Array(1 + body.length + pad);
+  out[0] = (encoding << 2) | pad;
+  out.set(body, 1);
+  return out;
+}
+
+function packSymbols(value: string): Uint8Array | null {
+  // A leading 1 keeps leading zeros: "007" and "7" must pack differently.
+  let n = 1n;
+  for (const ch of value) {
+    const index = SYMBOL_INDEX.get(ch);
+    if (index === undefined) return null;
+    n = n * SYMBOL_BASE + index;
+  }
+  return bigintToBytes(n);
+}
+
+function unpackSymbols(body: Uint8Array): string | null {
+  if (body.length === 0) return null;
+  let n = BigInt('0x' + Buffer.from(body).toString('hex'));
+  const chars: string[] = [];
+  while (n > 1n) {
+    chars.push(SYMBOLS[Number(n % SYMBOL_BASE)] as string);
+    n /= SYMBOL_BASE;
+  }
+  return n === 1n ? chars.reverse().join('') : null;
+}
+
+export function packValue(value: string): Uint8Array {
+  if (value.length <= 64) {
+    if (UUID_LOWER.test(value)) return withHeader(ENC_UUID_LOWER, Buffer.from(value.replaceAll('-', ''), 'hex'));
+    if (UUID_UPPER.test(value)) return withHeader(ENC_UUID_UPPER, Buffer.from(value.replaceAll('-', ''), 'hex'));
+    const symbols = packSymbols(value);
+    if (symbols) return withHeader(ENC_SYMBOLS, symbols);
+  }
+  return withHeader(ENC_UTF8, Buffer.from(value, 'utf8'));
+}
+
+function formatUuid(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The inverse of packValue; null when the bytes are not a packing (a forged or corrupt token). */
+export function unpackValue(packed: Uint8Array): string | null {
+  if (packed.length < MIN_PACKED_BYTES) return null;
+  const header = packed[0] as number;
+  const pad = header & 3;
+  const encoding = header >> 2;
+  if (pad > packed.length - 1) return null;
+  for (let i = packed.length - pad; i < packed.length; i++) if (packed[i] !== 0) return null;
+  const body = packed.subarray(1, packed.length - pad);
+  switch (encoding) {
+    case ENC_UTF8:
+      try { return UTF8.decode(body); } catch { return null; }
+    case ENC_SYMBOLS:
+      return unpackSymbols(body);
+    case ENC_UUID_LOWER:
+    case ENC_UUID_UPPER: {
+      if (body.length !== 16) return null;
+      const hex = Buffer.from(body).toString('hex');
+      return formatUuid(encoding === ENC_UUID_UPPER ? hex.toUpperCase() : hex);
+    }
+    default:
+      return null;
+  }
+}
