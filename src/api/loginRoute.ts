@@ -1,0 +1,36 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { AuthService } from '../auth/authService.js';
+import { requireJsonContentType } from './contentType.js';
+import { errorResponseSchema, loginRequestSchema, loginResponseSchema } from './schemas.js';
+
+export interface LoginRouteOptions {
+  auth: AuthService;
+}
+
+interface LoginBody {
+  email: string;
+  password: string;
+}
+
+/** POST /auth/login → 201 with the jwt_token and svc_token of a new 24-hour session. */
+export const loginRoute: FastifyPluginAsync<LoginRouteOptions> = async (app, { auth }) => {
+  app.post<{ Body: LoginBody }>('/auth/login', {
+    preValidation: requireJsonContentType,
+    schema: {
+      body: loginRequestSchema,
+      response: { 201: loginResponseSchema, '4xx': errorResponseSchema },
+    },
+  }, async (request, reply) => {
+    const { email, password } = request.body;
+    const result = await auth.login(email, password, request.ip);
+    // The email identifies the account; it is the only field of the login that is logged.
+    request.log.info({ account: result.account.email }, 'login');
+    reply.code(201);
+    return {
+      statusCode: 201,
+      message: 'Login successful',
+      jwt_token: result.jwtToken,
+      svc_token: result.svcToken,
+    };
+  });
+};

@@ -1,0 +1,74 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { AuthenticatedAccount } from '../auth/accountAuthenticator.js';
+import type { AuthService } from '../auth/authService.js';
+import type { ApiLimits } from '../config/configTypes.js';
+import type { Engine } from '../engine/engineTypes.js';
+import { DEFAULT_METHOD, KINDS, type Kind, type ProtectionResponse } from '../engine/types.js';
+import { ApiError } from './apiError.js';
+import { requireJsonContentType } from './contentType.js';
+import type { ApiMetrics } from './metrics.js';
+import { toProtectionCall, type ProtectionRequestBody } from './protectionRequest.js';
+import { errorResponseSchema, protectionRequestSchema, protectionResponseSchema } from './schemas.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The account a protection request acts as, set by the authentication hook. */
+    account: AuthenticatedAccount | null;
+  }
+}
+
+export interface ProtectionRoutesOptions {
+  engine: Engine;
+  auth: AuthService;
+  limits: ApiLimits;
+  metrics: ApiMetrics;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * POST /api/<kind> for the fourteen kinds, plus /api/* answering 400 for any other kind.
+ * Credentials are checked on request, before the body is read: an anonymous client cannot make
+ * the server parse 10 MiB.
+ */
+export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = async (app, opts) => {
+  const { engine, auth, limits, metrics } = opts;
+  app.decorateRequest('account', null);
+  app.addHook('onRequest', async (request) => {
+    request.account = await auth.authenticateRequest({
+      apiKey: header(request, 'x-api-key'),
+      authorization: header(request, 'authorization'),
+      svcToken: header(request, 'svc-token'),
+    });
+  });
+
+  const schema = {
+    body: protectionRequestSchema(),
+    response: { 200: protectionResponseSchema, '4xx': errorResponseSchema },
+  };
+
+  for (const kind of KINDS) {
+    app.post<{ Body: ProtectionRequestBody }>(`/api/${kind}`, { preValidation: requireJsonContentType, schema },
+      async (request): Promise<ProtectionResponse> => {
+        const call = toProtectionCall(request.body, limits);
+        const response = call.operation === 'protect'
+          ? await engine.protect(kind, call.data, call.options)
+          : await engine.unprotect(kind, call.data, call.options);
+        countValues(metrics, kind, call.options.method, call.operation, call.data.length);
+        return response;
+      });
+  }
+
+  app.post('/api/*', { preValidation: requireJsonContentType }, async () => {
+    throw new ApiError(400, 'unknown_kind', `unknown kind; valid kinds: ${KINDS.join(', ')}`);
+  });
+};
+
+function countValues(metrics: ApiMetrics, kind: Kind, method: string | undefined, operation: string, n: number): void {
+  if (n === 0) return;
+  // The engine accepted the method, so it is one of the five names: a bounded label.
+  metrics.values.inc({ kind, method: method ?? DEFAULT_METHOD, operation }, n);
+}

@@ -1,0 +1,26 @@
+import { AuthService, type AuthServiceOptions } from './authService.js';
+
+/** Who a request or a database session acts as; roles come from the configuration. */
+export interface AuthenticatedAccount {
+  email: string;
+  roles: string[];
+}
+
+/** What the Postgres proxy needs to terminate client authentication with pgveil's accounts. */
+export interface AccountAuthenticator {
+  /**
+   * `secret` is either an unexpired svc_token of that account or the account's password (checked
+   * like a login, under the same rate limit). Null when wrong, expired, disabled or unknown.
+   * `client` (e.g. the peer address) feeds the per-client rate limit when given.
+   */
+  authenticateDbUser(email: string, secret: string, client?: string): Promise<AuthenticatedAccount | null>;
+}
+
+/**
+ * The authenticator over the loaded accounts, keyring and clock. `pgveil serve` builds one
+ * AuthService and hands it to both the API and the proxy so they share accounts, reloads and
+ * the failed-login counts; this factory is for callers that need only the proxy's view.
+ */
+export function createAccountAuthenticator(options: AuthServiceOptions): AuthService {
+  return new AuthService(options);
+}

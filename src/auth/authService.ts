@@ -1,0 +1,132 @@
+import { normaliseEmail } from '../config/accountsSection.js';
+import { DEFAULTS, type AccountConfig, type LoginRateLimit } from '../config/configTypes.js';
+import type { Keyring } from '../keys/keyring.js';
+import type { AccountAuthenticator, AuthenticatedAccount } from './accountAuthenticator.js';
+import { AccountStore } from './accountStore.js';
+import { apiKeyMatches } from './apiKey.js';
+import { AuthError } from './authErrors.js';
+import { systemClock, type Clock } from './clock.js';
+import { LoginRateLimiter } from './loginRateLimiter.js';
+import { hashPassword, verifyPassword } from './passwordHash.js';
+import { SessionTokens } from './sessionTokens.js';
+
+export interface AuthServiceOptions {
+  /** The configured accounts, or a store shared with whoever reloads the configuration. */
+  accounts: readonly AccountConfig[] | AccountStore;
+  keyring: Keyring;
+  clock?: Clock;
+  loginRateLimit?: LoginRateLimit;
+}
+
+/** The three headers of a protection request, as received (any may be missing). */
+export interface RequestCredentials {
+  apiKey?: string | undefined;
+  authorization?: string | undefined;
+  svcToken?: string | undefined;
+}
+
+export interface LoginResult {
+  jwtToken: string;
+  svcToken: string;
+  /** Seconds since the epoch. */
+  expiresAt: number;
+  account: AuthenticatedAccount;
+}
+
+const BEARER = /^bearer\s+/i;
+
+function unauthorized(message = 'invalid credentials'): AuthError {
+  return new AuthError('unauthorized', message);
+}
+
+/**
+ * Logins and credential checks for the API and the proxy. Stateless apart from the failed-login
+ * counts: tokens are verified by signature, and the account is looked up in the configuration on
+ * every check so disabling or removing it takes effect immediately.
+ */
+export class AuthService implements AccountAuthenticator {
+  readonly accounts: AccountStore;
+  private readonly tokens: SessionTokens;
+  private readonly limiter: LoginRateLimiter;
+  /** Unknown emails are checked against this so they cost the same time as real ones. */
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(options: AuthServiceOptions) {
+    const clock = options.clock ?? systemClock;
+    this.accounts = options.accounts instanceof AccountStore ? options.accounts : new AccountStore(options.accounts);
+    this.tokens = new SessionTokens(options.keyring, clock);
+    this.limiter = new LoginRateLimiter(options.loginRateLimit ?? {
+      maxFailuresPerAccount: DEFAULTS.maxFailuresPerAccount,
+      maxFailuresPerClient: DEFAULTS.maxFailuresPerClient,
+      windowSeconds: DEFAULTS.loginWindowSeconds,
+    }, clock);
+  }
+
+  /** Checks a password under the rate limit; the account when right and enabled. Throws AuthError. */
+  private async checkPassword(email: string, password: string, client: string | undefined): Promise<AccountConfig> {
+    const key = normaliseEmail(email);
+    const decision = this.limiter.check(key, client);
+    if (decision.limited) {
+      throw new AuthError('rate_limited', 'too many failed logins; try again later', decision.retryAfterSeconds);
+    }
+    const account = this.accounts.get(key);
+    let hash = account?.passwordHash;
+    if (hash === undefined) {
+      this.dummyHash ??= hashPassword('pgveil-dummy-password');
+      hash = await this.dummyHash;
+    }
+    const ok = await verifyPassword(password, hash);
+    if (!ok || !account || !account.enabled) {
+      this.limiter.recordFailure(key, client);
+      throw unauthorized('invalid email or password');
+    }
+    this.limiter.recordSuccess(key);
+    return account;
+  }
+
+  /** POST /auth/login. Throws AuthError (401, or 429 when rate-limited). */
+  async login(email: string, password: string, client?: string): Promise<LoginResult> {
+    const account = await this.checkPassword(email, password, client);
+    const issued = await this.tokens.issue(account);
+    return {
+      jwtToken: issued.jwtToken,
+      svcToken: issued.svcToken,
+      expiresAt: issued.claims.expiresAt,
+      account: { email: account.email, roles: [...account.roles] },
+    };
+  }
+
+  /**
+   * The headers of a protection request: the jwt_token (with or without "Bearer "), its svc_token
+   * from the same login and the API key of the same account, which must exist and be enabled.
+   */
+  async authenticateRequest(creds: RequestCredentials): Promise<AuthenticatedAccount> {
+    const { apiKey, authorization, svcToken } = creds;
+    if (!apiKey || !authorization || !svcToken) {
+      throw unauthorized('missing credentials: the x-api-key, Authorization and svc-token headers are required');
+    }
+    const claims = await this.tokens.verifyJwt(authorization.replace(BEARER, '').trim());
+    const account = this.accounts.active(claims.email);
+    if (!account) throw unauthorized('the account of these tokens is disabled or no longer exists');
+    // Both checks run before deciding, so the response time does not tell which one failed.
+    const keyOk = apiKeyMatches(apiKey, account.apiKeyHash);
+    const svcOk = this.tokens.svcMatchesJwt(svcToken.trim(), claims, account);
+    if (!keyOk || !svcOk) throw unauthorized();
+    return { email: account.email, roles: [...account.roles] };
+  }
+
+  async authenticateDbUser(email: string, secret: string, client?: string): Promise<AuthenticatedAccount | null> {
+    const account = this.accounts.active(email);
+    if (account && this.tokens.looksLikeSvcToken(secret)) {
+      const verdict = this.tokens.verifySvc(secret, account);
+      if (verdict === 'valid') return { email: account.email, roles: [...account.roles] };
+      if (verdict === 'expired') return null;
+    }
+    try {
+      const checked = await this.checkPassword(email, secret, client);
+      return { email: checked.email, roles: [...checked.roles] };
+    } catch {
+      return null;
+    }
+  }
+}
