@@ -1,0 +1,145 @@
+/**
+ * The validated pgveil configuration: what `loadConfig` returns. Every optional setting of the
+ * YAML file has its default filled in here, so consumers never re-apply defaults.
+ * Relative paths are already resolved against the configuration file's folder.
+ */
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+export interface ApiLimits {
+  /** Most elements in one request's `data` (413 above). */
+  maxElements: number;
+  /** Most UTF-8 bytes in one element (413 above). */
+  maxElementBytes: number;
+  /** Most bytes in one request body (413 above). */
+  maxBodyBytes: number;
+}
+
+export interface LoginRateLimit {
+  /** Failed logins allowed per account within the window before 429. */
+  maxFailuresPerAccount: number;
+  /** Failed logins allowed per client address within the window before 429. */
+  maxFailuresPerClient: number;
+  windowSeconds: number;
+}
+
+export interface ApiConfig {
+  enabled: boolean;
+  listen: ListenAddress;
+  limits: ApiLimits;
+  loginRateLimit: LoginRateLimit;
+}
+
+/** Where one master key comes from; exactly one of the two is set after validation. */
+export interface KeySource {
+  /** Absolute path of a file holding the base64 key. */
+  file?: string;
+  /** Name of an environment variable holding the base64 key. */
+  env?: string;
+}
+
+export interface PreviousKeyConfig extends KeySource {
+  version: number;
+}
+
+export interface KeysConfig {
+  /** The current master key file, if any (the environment variable wins when set). */
+  masterKeyFile?: string;
+  /** Name of the environment variable that may hold the current master key. */
+  masterKeyEnv: string;
+  keyVersion: number;
+  previousKeys: PreviousKeyConfig[];
+}
+
+export interface AccountConfig {
+  /** Lower-cased, trimmed. */
+  email: string;
+  /** scrypt PHC string: $scrypt$ln=15,r=8,p=1$salt$hash */
+  passwordHash: string;
+  /** $sha256$digest of the API key. */
+  apiKeyHash: string;
+  roles: string[];
+  enabled: boolean;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface LoggingConfig {
+  level: LogLevel;
+}
+
+export const PROXY_TLS_MODES = ['disable', 'allow', 'require'] as const;
+export type ProxyTlsMode = (typeof PROXY_TLS_MODES)[number];
+
+export const UPSTREAM_SSL_MODES = ['disable', 'prefer', 'require', 'verify-full'] as const;
+export type UpstreamSslMode = (typeof UPSTREAM_SSL_MODES)[number];
+
+export interface ProxyTlsConfig {
+  mode: ProxyTlsMode;
+  /** Certificate and key paths; both or neither (then a self-signed pair is generated). */
+  cert?: string;
+  key?: string;
+}
+
+export interface UpstreamConfig {
+  host: string;
+  port: number;
+  user: string;
+  password?: string;
+  /** Upstream database; when absent, the database the client asked for. */
+  database?: string;
+  sslmode: UpstreamSslMode;
+  /** CA bundle path for verify-full; system CAs when absent. */
+  ca?: string;
+}
+
+export interface ProxyConfig {
+  listen: ListenAddress;
+  tls: ProxyTlsConfig;
+  allowCleartextFromLoopback: boolean;
+  maxClientConnections: number;
+  /** 0 = no idle timeout. */
+  idleTimeoutSeconds: number;
+  upstream: UpstreamConfig;
+  /** Client database name → upstream database name. */
+  databases: Record<string, string>;
+}
+
+export interface PgveilConfig {
+  /** Absolute path of the file this came from (for messages and reloads). */
+  file: string;
+  api: ApiConfig;
+  keys: KeysConfig;
+  accounts: AccountConfig[];
+  logging: LoggingConfig;
+  /** Absent when the file has no `proxy` section: only the API is served. */
+  proxy?: ProxyConfig;
+  /** Path of the YAML column-policy file, when configured. */
+  policies?: string;
+}
+
+export const DEFAULTS = {
+  apiHost: '127.0.0.1',
+  apiPort: 8080,
+  maxElements: 10_000,
+  maxElementBytes: 4096,
+  maxBodyBytes: 10 * 1024 * 1024,
+  maxFailuresPerAccount: 5,
+  maxFailuresPerClient: 20,
+  loginWindowSeconds: 900,
+  masterKeyEnv: 'PGVEIL_MASTER_KEY',
+  keyVersion: 1,
+  logLevel: 'info' as LogLevel,
+  proxyHost: '127.0.0.1',
+  proxyPort: 6432,
+  proxyTlsMode: 'allow' as ProxyTlsMode,
+  maxClientConnections: 1000,
+  idleTimeoutSeconds: 0,
+  upstreamHost: '127.0.0.1',
+  upstreamPort: 5432,
+  upstreamSslMode: 'prefer' as UpstreamSslMode,
+} as const;

@@ -1,0 +1,88 @@
+import type { ConfigReader, KeyPath } from './configReader.js';
+import {
+  DEFAULTS, PROXY_TLS_MODES, UPSTREAM_SSL_MODES,
+  type ProxyConfig, type ProxyTlsConfig, type UpstreamConfig,
+} from './configTypes.js';
+
+const PROXY_KEYS = [
+  'listen', 'tls', 'allowCleartextFromLoopback', 'maxClientConnections',
+  'idleTimeoutSeconds', 'upstream', 'databases',
+] as const;
+const LISTEN_KEYS = ['host', 'port'] as const;
+const TLS_KEYS = ['mode', 'cert', 'key'] as const;
+const UPSTREAM_KEYS = ['host', 'port', 'user', 'password', 'database', 'sslmode', 'ca'] as const;
+
+function readTls(r: ConfigReader, value: unknown, path: KeyPath): ProxyTlsConfig {
+  const tls = r.map(value, path, TLS_KEYS) ?? {};
+  const out: ProxyTlsConfig = { mode: r.choice(tls, 'mode', path, PROXY_TLS_MODES, DEFAULTS.proxyTlsMode) };
+  const cert = r.path(tls, 'cert', path);
+  const key = r.path(tls, 'key', path);
+  if ((cert === undefined) !== (key === undefined)) {
+    r.issue(path, 'give both cert and key, or neither (a self-signed pair is then generated)');
+  } else if (cert !== undefined && key !== undefined) {
+    out.cert = cert;
+    out.key = key;
+  }
+  return out;
+}
+
+function readUpstream(r: ConfigReader, value: unknown, path: KeyPath): UpstreamConfig {
+  const up = r.map(value, path, UPSTREAM_KEYS) ?? {};
+  if (value === undefined || value === null) r.issue(path, 'is required: the PostgreSQL server the proxy connects to');
+  const out: UpstreamConfig = {
+    host: r.string(up, 'host', path) ?? DEFAULTS.upstreamHost,
+    port: r.integer(up, 'port', path, DEFAULTS.upstreamPort, 1, 65535),
+    user: r.string(up, 'user', path, { required: value !== undefined && value !== null }) ?? '',
+    sslmode: r.choice(up, 'sslmode', path, UPSTREAM_SSL_MODES, DEFAULTS.upstreamSslMode),
+  };
+  // The password may legitimately be empty (trust auth), so it is read as a plain string.
+  const password = up['password'];
+  if (password !== undefined && password !== null) {
+    if (typeof password !== 'string') r.issue([...path, 'password'], 'must be a string');
+    else out.password = password;
+  }
+  const database = r.string(up, 'database', path);
+  if (database !== undefined) out.database = database;
+  const ca = r.path(up, 'ca', path);
+  if (ca !== undefined) out.ca = ca;
+  return out;
+}
+
+function readDatabases(r: ConfigReader, value: unknown, path: KeyPath): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (value === undefined || value === null) return out;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    r.issue(path, 'must be a mapping of client database name to upstream database name');
+    return out;
+  }
+  for (const [name, target] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof target !== 'string' || target === '') {
+      r.issue([...path, name], 'must be the name of an upstream database');
+    } else {
+      out[name] = target;
+    }
+  }
+  return out;
+}
+
+/** The `proxy` section; the wire-protocol proxy reads it, the API ignores it. */
+export function readProxySection(r: ConfigReader, value: unknown): ProxyConfig | undefined {
+  if (value === undefined || value === null) return undefined;
+  const path: KeyPath = ['proxy'];
+  const proxy = r.map(value, path, PROXY_KEYS);
+  if (!proxy) return undefined;
+  const listen = r.map(proxy['listen'], [...path, 'listen'], LISTEN_KEYS) ?? {};
+  const lp: KeyPath = [...path, 'listen'];
+  return {
+    listen: {
+      host: r.string(listen, 'host', lp) ?? DEFAULTS.proxyHost,
+      port: r.port(listen, 'port', lp, DEFAULTS.proxyPort),
+    },
+    tls: readTls(r, proxy['tls'], [...path, 'tls']),
+    allowCleartextFromLoopback: r.boolean(proxy, 'allowCleartextFromLoopback', path, false),
+    maxClientConnections: r.integer(proxy, 'maxClientConnections', path, DEFAULTS.maxClientConnections, 1, 1_000_000),
+    idleTimeoutSeconds: r.integer(proxy, 'idleTimeoutSeconds', path, DEFAULTS.idleTimeoutSeconds, 0, 365 * 24 * 3600),
+    upstream: readUpstream(r, proxy['upstream'], [...path, 'upstream']),
+    databases: readDatabases(r, proxy['databases'], [...path, 'databases']),
+  };
+}
