@@ -1,0 +1,20 @@
+/** The column-policy module's public surface: what the proxy and the CLI use. */
+export type { CatalogQuery, CatalogRow } from './catalogReader.js';
+export { connectCatalog, pgCatalogQuery, type CatalogConnection, type CatalogTarget } from './catalogConnection.js';
+export { checkAgainstCatalog, validateAgainstCatalog, type CatalogCheck } from './catalogValidation.js';
+export type { ColumnType, TypeFamily } from './columnType.js';
+export { PolicyError, formatPolicyIssue, type IssueSeverity, type PolicyIssue } from './policyError.js';
+export { loadPolicyFile, parsePolicies, readPolicyFile, readPolicyText, type PolicyReadResult } from './policyParser.js';
+export { createPolicySet } from './policySet.js';
+export {
+  loadAndValidatePolicies, openPolicyStore,
+  type PolicyStore, type PolicyStoreOptions, type ReloadOutcome,
+} from './policyStore.js';
+export {
+  DEFAULT_VIEW, OTHER_ROLES, REVEAL_VIEWS,
+  type ColumnEngineOptions, type ColumnPolicy, type PolicySet, type PolicySource, type RevealView, type TableName,
+} from './policyTypes.js';
+export { formatColumnName, parseColumnName, quoteIdentifier, type ColumnName } from './qualifiedName.js';
+export {
+  effectiveView, maskOptions, readAction, readActionFor, resolveView, viewOfRole, type ReadAction,
+} from './revealView.js';

@@ -1,0 +1,80 @@
+import type { Kind, Lang, Method } from '../engine/types.js';
+import type { PolicyIssue } from './policyError.js';
+
+/**
+ * What a role sees of a column on read:
+ * - `plaintext`: the original value (unprotected);
+ * - `mask`: the kind's mask of the original (a ccn keeps its last four, a date its year...);
+ * - `token`: the value as stored (the default for roles not listed);
+ * - `redact`: NULL.
+ */
+export const REVEAL_VIEWS = ['plaintext', 'token', 'mask', 'redact'] as const;
+export type RevealView = (typeof REVEAL_VIEWS)[number];
+
+/** The reveal key that stands for every role not named in the column's reveal map. */
+export const OTHER_ROLES = '*';
+
+/** The view of roles not listed when the column has no `"*"` entry. */
+export const DEFAULT_VIEW: RevealView = 'token';
+
+/** Options for `engine.protect` / `engine.unprotect` of one column's values. */
+export interface ColumnEngineOptions {
+  readonly method: Method;
+  readonly scope: string;
+  readonly noise: number;
+  /** Present only when the policy sets it (text kinds). */
+  readonly lang?: Lang;
+}
+
+/** Where a column policy is written: its key in the policy file. */
+export interface PolicySource {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+/** One protected column, validated and with defaults applied. Frozen. */
+export interface ColumnPolicy {
+  /** Catalog names: unquoted names folded to lower case, quoted ones exact. */
+  readonly schema: string;
+  readonly table: string;
+  readonly column: string;
+  /** The key as written in the file (`public.customers.ssn`), for messages. */
+  readonly key: string;
+  readonly kind: Kind;
+  readonly method: Method;
+  readonly scope: string;
+  readonly noise: number;
+  readonly lang?: Lang;
+  /** Role → view, as written (without the `"*"` entry). */
+  readonly reveal: ReadonlyMap<string, RevealView>;
+  /** What roles not listed in `reveal` see: the `"*"` entry, else `token`. */
+  readonly otherRoles: RevealView;
+  /** What `engine.protect` needs on the write path (and `engine.unprotect` on read). */
+  readonly engineOptions: ColumnEngineOptions;
+  readonly source: PolicySource;
+}
+
+/** A table named by a policy, with catalog names. */
+export interface TableName {
+  readonly schema: string;
+  readonly table: string;
+}
+
+/** The column policies of one file. Immutable: a reload builds a new set. */
+export interface PolicySet {
+  /** The policy file, as it was named when loaded. */
+  readonly file: string;
+  /** In file order. */
+  readonly columns: readonly ColumnPolicy[];
+  /** Every role named in any reveal map, in order of first appearance. */
+  readonly roles: readonly string[];
+  /** Lookup by catalog names (exact, as pg_catalog stores them: `customers`, `Customers`). */
+  get(schema: string, table: string, column: string): ColumnPolicy | undefined;
+  /** The policies of one table by column name; undefined when the table has none. */
+  table(schema: string, table: string): ReadonlyMap<string, ColumnPolicy> | undefined;
+  /** The tables that have at least one policy. */
+  tables(): readonly TableName[];
+  /** Warnings found when the set was validated (the file is used nonetheless). */
+  readonly warnings: readonly PolicyIssue[];
+}
