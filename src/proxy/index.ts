@@ -1,0 +1,11 @@
+/** The PostgreSQL wire-protocol proxy: start it with `startProxy(options)`. */
+export { startProxy, type RunningProxy } from './proxyServer.js';
+export type {
+  ProxyOptions, ClientTlsOptions, ClientTlsMode, UpstreamOptions, UpstreamSslMode,
+} from './proxyOptions.js';
+export type {
+  SessionHooks, SessionHooksFactory, SessionContext, MessageVerdict,
+} from './session/sessionHooks.js';
+export { DROP, passThroughHooks } from './session/sessionHooks.js';
+export type { ProtocolStateView, TransactionStatus } from './session/protocolState.js';
+export { generateSelfSignedCertificate, type CertificatePair } from './tls/selfSignedCertificate.js';

@@ -1,0 +1,68 @@
+/** The proxy's configuration: what the config loader produces and `startProxy` takes. */
+import type { Logger } from 'pino';
+import type { AccountAuthenticator } from '../auth/accountAuthenticator.js';
+import type { SessionHooksFactory } from './session/sessionHooks.js';
+import { POSTGRES_LARGE_MESSAGE_LIMIT } from './protocol/messageLimits.js';
+
+export type ClientTlsMode = 'disable' | 'allow' | 'require';
+export type UpstreamSslMode = 'disable' | 'prefer' | 'require' | 'verify-full';
+
+export interface ClientTlsOptions {
+  /** disable: answer SSLRequest with 'N'; allow: TLS when asked; require: refuse plaintext clients. */
+  mode: ClientTlsMode;
+  /** PEM certificate chain and private key. Absent: a self-signed pair is generated at start (local use). */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+}
+
+export interface UpstreamOptions {
+  /** A host name or address; or, as in libpq, a directory holding PostgreSQL's Unix-domain socket. */
+  host: string;
+  port: number;
+  /** The proxy's own credentials; clients never see them. */
+  user: string;
+  password?: string;
+  /** The upstream database when the client's database has no entry in `databases`. */
+  database?: string;
+  sslmode: UpstreamSslMode;
+  /** PEM CA certificate(s) for verify-full. */
+  ca?: string | Buffer;
+}
+
+export interface ProxyOptions {
+  host: string;
+  /** 0 picks a free port (see the `port` of the started proxy). */
+  port: number;
+  tls: ClientTlsOptions;
+  /** Ask for a cleartext password over a plaintext connection when the client is on loopback. */
+  allowCleartextFromLoopback: boolean;
+  maxClientConnections: number;
+  /** Close sessions idle (no query running, no traffic) this long; 0 disables. */
+  idleTimeoutSeconds: number;
+  upstream: UpstreamOptions;
+  /**
+   * Client database name → upstream database name. When it has entries, other names are refused;
+   * when empty, every name maps to `upstream.database`, or passes unchanged if that is unset.
+   */
+  databases: Record<string, string>;
+  authenticator: AccountAuthenticator;
+  logger: Logger;
+  /** Column policies plug in here (part 2). Default: every message passes as the same bytes. */
+  hooks?: SessionHooksFactory;
+  /** Largest Query/Parse/Bind/COPY message accepted from a client. Default: PostgreSQL's 1 GiB - 1. */
+  maxMessageBytes?: number;
+  /** Connect and handshake timeout, for clients and for the upstream. Default 30 s. */
+  handshakeTimeoutSeconds?: number;
+}
+
+export const DEFAULT_MAX_MESSAGE_BYTES = POSTGRES_LARGE_MESSAGE_LIMIT;
+export const DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 30;
+
+/** Resolves the client database name to the upstream one; null when it is not served. */
+export function mapDatabase(options: Pick<ProxyOptions, 'databases' | 'upstream'>, clientDatabase: string): string | null {
+  const names = Object.keys(options.databases);
+  if (names.length > 0) {
+    return Object.hasOwn(options.databases, clientDatabase) ? (options.databases[clientDatabase] as string) : null;
+  }
+  return options.upstream.database ?? clientDatabase;
+}

@@ -1,0 +1,74 @@
+/** The proxy's TCP listener: accepts clients, admits up to maxClientConnections, and shuts down cleanly. */
+import net from 'node:net';
+import { backendMessageLimits, frontendMessageLimits } from './protocol/messageLimits.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, type ProxyOptions } from './proxyOptions.js';
+import { CancelRegistry } from './session/cancelRegistry.js';
+import { ClientSession, type SessionServices } from './session/clientSession.js';
+import { createClientTlsContext } from './tls/clientTlsContext.js';
+import { UpstreamConnector } from './upstream/upstreamConnector.js';
+
+export interface RunningProxy {
+  /** The port actually listened on (useful with port 0). */
+  port: number;
+  /** Stops accepting, ends every session with a FATAL, and resolves when all are closed. */
+  close(): Promise<void>;
+}
+
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const logger = options.logger;
+  const handshakeTimeoutMs = (options.handshakeTimeoutSeconds ?? DEFAULT_HANDSHAKE_TIMEOUT_SECONDS) * 1000;
+  const sessions = new Set<ClientSession>();
+  const admitted = new Set<ClientSession>();
+  const services: SessionServices = {
+    options,
+    logger,
+    tlsContext: createClientTlsContext(options.tls, logger),
+    connector: new UpstreamConnector(options.upstream, handshakeTimeoutMs),
+    cancelRegistry: new CancelRegistry(),
+    frontendLimits: frontendMessageLimits(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
+    backendLimits: backendMessageLimits(),
+    handshakeTimeoutMs,
+    admit: (session) => {
+      if (admitted.size >= options.maxClientConnections) return false;
+      admitted.add(session);
+      return true;
+    },
+    release: (session) => {
+      admitted.delete(session);
+    },
+  };
+
+  const server = net.createServer({ noDelay: true }, (socket) => {
+    const session = new ClientSession(socket, services);
+    sessions.add(session);
+    socket.once('close', () => sessions.delete(session));
+    void session.run();
+  });
+  // Sessions are admitted after their startup packet; this caps the sockets held by clients still in
+  // their handshake (and cancel requests), so a flood of idle connections cannot exhaust descriptors.
+  server.maxConnections = options.maxClientConnections * 2 + 16;
+  server.on('error', (error) => logger.error({ err: error }, 'proxy: listener error'));
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  logger.info({ host: options.host, port, tls: options.tls.mode }, 'proxy: listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const session of sessions) session.shutdown();
+      });
+      return closing;
+    },
+  };
+}

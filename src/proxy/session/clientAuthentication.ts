@@ -1,0 +1,33 @@
+/**
+ * Client authentication, terminated at the proxy: the user is an account's email and the password
+ * either a svc_token or the account's own password, both checked by the shared AccountAuthenticator.
+ * The password travels in cleartext, so it is asked for only over TLS (or from loopback when allowed).
+ */
+import type { Duplex } from 'node:stream';
+import type { AccountAuthenticator, AuthenticatedAccount } from '../../auth/accountAuthenticator.js';
+import { authenticationCleartextPassword } from '../protocol/backendMessages.js';
+import type { HandshakeReader } from '../protocol/handshakeReader.js';
+import { ProtocolViolation } from '../protocol/startupPacket.js';
+import { SessionFatal } from './sessionFatal.js';
+
+export async function authenticateClient(
+  socket: Duplex,
+  reader: HandshakeReader,
+  user: string,
+  authenticator: AccountAuthenticator,
+  /** The peer address, for the authenticator's per-client rate limit. */
+  clientAddress: string | undefined,
+): Promise<AuthenticatedAccount> {
+  socket.write(authenticationCleartextPassword());
+  const message = await reader.readMessage();
+  if (message.type !== 'p') {
+    throw new ProtocolViolation(`expected password response, got message type ${message.type.charCodeAt(0)}`);
+  }
+  const end = message.body.indexOf(0);
+  const secret = message.body.toString('utf8', 0, end < 0 ? message.body.length : end);
+  const failed = new SessionFatal('28P01', `password authentication failed for user "${user}"`);
+  if (secret.length === 0) throw failed;
+  const account = await authenticator.authenticateDbUser(user, secret, clientAddress);
+  if (!account) throw failed;
+  return account;
+}

@@ -1,0 +1,205 @@
+/**
+ * One client connection from accept to close: startup and TLS, admission, authentication against
+ * the accounts, the upstream login, then the relay. Failures end in a FATAL ErrorResponse worded
+ * as PostgreSQL words them where PostgreSQL has a case for it.
+ */
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type tls from 'node:tls';
+import type { Logger } from 'pino';
+import {
+  authenticationOk, backendKeyData, errorResponse, negotiateProtocolVersion, type ErrorFields,
+} from '../protocol/backendMessages.js';
+import { ConnectionClosed } from '../protocol/handshakeReader.js';
+import { ProtocolViolation } from '../protocol/startupPacket.js';
+import { mapDatabase, type ProxyOptions } from '../proxyOptions.js';
+import {
+  UpstreamProtocolError, UpstreamRejected, UpstreamUnavailable, type UpstreamConnector, type UpstreamSession,
+} from '../upstream/upstreamConnector.js';
+import { cancelUpstreamQuery } from '../upstream/upstreamCancel.js';
+import type { CancelRegistry, IssuedBackendKey } from './cancelRegistry.js';
+import { authenticateClient } from './clientAuthentication.js';
+import { negotiateClientStartup } from './clientStartup.js';
+import { SessionFatal } from './sessionFatal.js';
+import { SessionRelay } from './sessionRelay.js';
+
+export interface SessionServices {
+  options: ProxyOptions;
+  logger: Logger;
+  tlsContext: tls.SecureContext | null;
+  connector: UpstreamConnector;
+  cancelRegistry: CancelRegistry;
+  frontendLimits: Uint32Array;
+  backendLimits: Uint32Array;
+  handshakeTimeoutMs: number;
+  /** Counts the session against maxClientConnections; false when the proxy is full. */
+  admit(session: ClientSession): boolean;
+  release(session: ClientSession): void;
+}
+
+const NOT_REPLICATION = new Set(['false', 'off', 'no', '0']);
+const SHUTDOWN: ErrorFields = { severity: 'FATAL', code: '57P01', message: 'terminating connection due to administrator command' };
+
+/** name → value of the ParameterStatus ('S') messages among the upstream's startup messages. */
+function parameterStatuses(messages: readonly Buffer[]): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const message of messages) {
+    if (message[0] !== 0x53) continue;
+    const nameEnd = message.indexOf(0, 5);
+    const valueEnd = nameEnd < 0 ? -1 : message.indexOf(0, nameEnd + 1);
+    if (valueEnd > nameEnd) values.set(message.toString('utf8', 5, nameEnd), message.toString('utf8', nameEnd + 1, valueEnd));
+  }
+  return values;
+}
+
+function isLoopback(address: string | undefined): boolean {
+  return address !== undefined && (address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.'));
+}
+
+export class ClientSession {
+  private current: Duplex;
+  private relay: SessionRelay | null = null;
+  private ended = false;
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly services: SessionServices,
+  ) {
+    this.current = socket;
+    this.logger = services.logger;
+    socket.setNoDelay(true);
+    socket.on('error', (error) => this.logger.debug({ err: { message: error.message } }, 'proxy: client socket error'));
+  }
+
+  async run(): Promise<void> {
+    const timer = setTimeout(() => this.current.destroy(), this.services.handshakeTimeoutMs);
+    let upstream: UpstreamSession | null = null;
+    let key: IssuedBackendKey | null = null;
+    let admitted = false;
+    try {
+      const { tlsContext, options } = this.services;
+      const negotiated = await negotiateClientStartup(this.socket, tlsContext, (secure) => {
+        this.current = secure;
+        secure.on('error', (error) => this.logger.debug({ err: { message: error.message } }, 'proxy: client TLS error'));
+      });
+      if (negotiated.kind === 'cancel') {
+        this.services.cancelRegistry.cancel(negotiated.processId, negotiated.secretKey);
+        this.socket.end();
+        return;
+      }
+      const { socket: client, reader, startup, encrypted } = negotiated;
+      if (startup.minorVersion > 0 || startup.protocolOptions.length > 0) {
+        client.write(negotiateProtocolVersion(0, startup.protocolOptions));
+      }
+      admitted = this.services.admit(this);
+      if (!admitted) throw new SessionFatal('53300', 'sorry, too many clients already');
+      const parameters = startup.parameters;
+      const replication = parameters.get('replication');
+      if (replication !== undefined && !NOT_REPLICATION.has(replication.toLowerCase())) {
+        throw new SessionFatal('0A000', 'pgveil does not relay replication connections', { hint: 'Connect to the database server directly for replication.' });
+      }
+      const user = parameters.get('user');
+      if (!user) throw new SessionFatal('28000', 'no PostgreSQL user name specified in startup packet');
+      if (options.tls.mode === 'require' && !encrypted) {
+        throw new SessionFatal('28000', 'pgveil accepts only TLS connections', { hint: 'Connect with sslmode=require.' });
+      }
+      if (!encrypted && !(options.allowCleartextFromLoopback && isLoopback(this.socket.remoteAddress))) {
+        throw new SessionFatal('28000', 'pgveil asks for the password only over TLS', { hint: 'Connect with sslmode=require.' });
+      }
+      const account = await authenticateClient(client, reader, user, options.authenticator, this.socket.remoteAddress);
+      const clientDatabase = parameters.get('database') || user;
+      const upstreamDatabase = mapDatabase(options, clientDatabase);
+      if (upstreamDatabase === null) throw new SessionFatal('3D000', `database "${clientDatabase}" does not exist`);
+      const passOn = new Map([...parameters].filter(([name]) => name !== 'user' && name !== 'database' && name !== 'replication'));
+      upstream = await this.services.connector.connect(upstreamDatabase, passOn);
+      if (this.current.destroyed) throw new ConnectionClosed('client left during the upstream login');
+      const connected = upstream;
+      const timeoutMs = this.services.handshakeTimeoutMs;
+      const cancelUpstream = (): void => {
+        cancelUpstreamQuery(options.upstream, connected.backendKey, timeoutMs).catch((error: unknown) =>
+          this.logger.warn({ err: { message: (error as Error).message } }, 'proxy: cancel could not reach the database server'));
+      };
+      const issued = this.services.cancelRegistry.issue(cancelUpstream);
+      key = issued;
+      // The relay (and the hooks of the session) exist before the client hears it is logged in.
+      this.relay = new SessionRelay({
+        client,
+        upstream: connected.socket,
+        hooksFactory: options.hooks,
+        frontendLimits: this.services.frontendLimits,
+        backendLimits: this.services.backendLimits,
+        idleTimeoutMs: options.idleTimeoutSeconds * 1000,
+        logger: this.logger,
+        cancelUpstream,
+        onClosed: () => {
+          issued.release();
+          this.end();
+        },
+      }, { account, clientDatabase, upstreamDatabase, serverParameters: parameterStatuses(connected.startupMessages) });
+      client.cork();
+      client.write(authenticationOk());
+      for (const message of connected.startupMessages) client.write(message);
+      client.write(backendKeyData(issued.processId, issued.secretKey));
+      client.write(connected.readyForQuery);
+      client.uncork();
+      clearTimeout(timer);
+      this.relay.start(reader.detach(), connected.leftover);
+      connected.socket.on('error', () => undefined);
+      this.logger.debug({ database: clientDatabase }, 'proxy: session started');
+    } catch (error) {
+      clearTimeout(timer);
+      upstream?.socket.destroy();
+      key?.release();
+      this.failHandshake(error);
+      this.end(admitted);
+    }
+  }
+
+  /** Ends the session at proxy shutdown. */
+  shutdown(): void {
+    if (this.relay) this.relay.terminate(SHUTDOWN);
+    else this.current.destroy();
+  }
+
+  private failHandshake(error: unknown): void {
+    const client = this.current;
+    let fields: ErrorFields | null = null;
+    let raw: Buffer | null = null;
+    if (error instanceof SessionFatal) {
+      fields = error.fields;
+    } else if (error instanceof ProtocolViolation) {
+      fields = { severity: 'FATAL', code: '08P01', message: error.message };
+    } else if (error instanceof UpstreamUnavailable) {
+      this.logger.warn({ reason: error.message }, 'proxy: database server unreachable');
+      fields = { severity: 'FATAL', code: '08001', message: 'pgveil cannot connect to the database server', detail: error.message };
+    } else if (error instanceof UpstreamRejected) {
+      const code = error.fields.get('C') ?? '';
+      if (code.startsWith('28')) {
+        this.logger.error({ code }, 'proxy: the database server refused the proxy login');
+        fields = { severity: 'FATAL', code: '08001', message: 'the database server refused pgveil\'s login', hint: 'Check the proxy\'s upstream user and password.' };
+      } else {
+        raw = error.errorMessage;
+      }
+    } else if (error instanceof UpstreamProtocolError) {
+      this.logger.error({ reason: error.message }, 'proxy: cannot log in to the database server');
+      fields = { severity: 'FATAL', code: '08001', message: 'pgveil cannot log in to the database server', detail: error.message };
+    } else if (!(error instanceof ConnectionClosed)) {
+      this.logger.error({ err: error }, 'proxy: session setup failed');
+      fields = { severity: 'FATAL', code: 'XX000', message: 'pgveil could not set up the session' };
+    }
+    const bytes = raw ?? (fields ? errorResponse(fields) : null);
+    if (bytes && !client.destroyed && client.writable) {
+      client.end(bytes);
+      setTimeout(() => client.destroy(), 1_000).unref();
+    } else {
+      client.destroy();
+    }
+  }
+
+  private end(admitted = true): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (admitted) this.services.release(this);
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * Relays one direction of a session (client → upstream or upstream → client), framing messages
+ * over the raw bytes without decoding them.
+ *
+ * Speed: each incoming chunk is walked header by header and forwarded as contiguous runs of
+ * untouched bytes (usually the whole chunk in one write); several runs of one chunk go out corked,
+ * as one writev. A message split across chunks streams through as it comes, so memory stays flat
+ * whatever its size. Only types a hook intercepts are buffered whole.
+ *
+ * Backpressure: when the target's buffer is full the source is paused until 'drain'; while an
+ * asynchronous hook works, the source is paused too and the rest of the chunk waits.
+ */
+import type { Duplex } from 'node:stream';
+import type { MessageVerdict } from './sessionHooks.js';
+
+/** `observe` results: forward the message, or drop it; either may ask for injected bytes after it. */
+export const FORWARD = 0;
+export const DROP_MESSAGE = 1;
+export const INJECT_AFTER = 2;
+
+export interface PumpHandler {
+  /** Sees the header of each message that is not intercepted (type and first body byte, 0 if none). */
+  observe(type: number, firstBodyByte: number): number;
+  /** A whole intercepted message; returns what to forward instead (undefined: the same bytes). */
+  intercept(message: Buffer): MessageVerdict | Promise<MessageVerdict>;
+  /** Bytes due right after the current message (replies the proxy queued in order). */
+  takeAfter(): Buffer[];
+  /** A malformed or oversized message, or a failing hook: the session answers and closes. */
+  onFailure(reason: PumpFailure): void;
+}
+
+export type PumpFailure =
+  | { kind: 'invalid-type'; type: number }
+  | { kind: 'invalid-length'; type: number; length: number }
+  | { kind: 'hook-failed'; error: unknown };
+
+export class MessagePump {
+  /** Counts incoming chunks; the idle timer compares it between ticks. */
+  activity = 0;
+  private carry: Buffer | null = null;        // an incomplete header (under 6 bytes)
+  private frame: Buffer | null = null;        // an intercepted message being collected
+  private frameFilled = 0;
+  private streamRemaining = 0;                // bytes of a message still to pass (or drop)
+  private streamDropping = false;
+  private streamInjectAfter = false;
+  private readonly out: Buffer[] = [];
+  private waitingForDrain = false;
+  private hookBusy = false;
+  private readonly backlog: Buffer[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly source: Duplex,
+    private readonly target: Duplex,
+    private readonly limits: Uint32Array,
+    private readonly intercepted: Uint8Array,
+    private readonly handler: PumpHandler,
+  ) {}
+
+  start(initialBytes?: Buffer): void {
+    this.source.on('data', this.onData);
+    if (initialBytes && initialBytes.length > 0) this.onData(initialBytes);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.source.off('data', this.onData);
+    this.target.off('drain', this.onDrain);
+    this.backlog.length = 0;
+  }
+
+  /** Sends bytes to the target now, outside the relayed stream (e.g. an immediate reply). */
+  sendNow(bytes: Buffer): void {
+    this.push(bytes);
+    this.flush();
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.activity++;
+    if (this.stopped) return;
+    if (this.hookBusy) this.backlog.push(chunk);
+    else this.process(chunk, 0);
+  };
+
+  private readonly onDrain = (): void => {
+    this.waitingForDrain = false;
+    if (!this.hookBusy && !this.stopped) this.source.resume();
+  };
+
+  private process(input: Buffer, start: number): void {
+    let chunk = input;
+    let pos = start;
+    if (this.carry !== null) {
+      chunk = Buffer.concat([this.carry, chunk.subarray(pos)]);
+      this.carry = null;
+      pos = 0;
+    }
+    const len = chunk.length;
+    const out = this.out;
+    if (this.frame !== null) {
+      const frame = this.frame;
+      const n = Math.min(frame.length - this.frameFilled, len - pos);
+      chunk.copy(frame, this.frameFilled, pos, pos + n);
+      this.frameFilled += n;
+      pos += n;
+      if (this.frameFilled < frame.length) return;
+      this.frame = null;
+      if (!this.deliverIntercepted(frame, chunk, pos)) return;
+    }
+    let runStart = pos;
+    if (this.streamRemaining > 0) {
+      const n = Math.min(this.streamRemaining, len - pos);
+      pos += n;
+      this.streamRemaining -= n;
+      if (this.streamDropping) runStart = pos;
+      if (this.streamRemaining > 0) {
+        if (pos > runStart) out.push(chunk.subarray(runStart, pos));
+        this.flush();
+        return;
+      }
+      if (this.streamInjectAfter) {
+        this.streamInjectAfter = false;
+        if (pos > runStart) out.push(chunk.subarray(runStart, pos));
+        for (const bytes of this.handler.takeAfter()) out.push(bytes);
+        runStart = pos;
+      }
+    }
+    while (pos < len) {
+      const available = len - pos;
+      if (available < 5) break;
+      const type = chunk[pos] as number;
+      const length = chunk.readInt32BE(pos + 1);
+      const limit = this.limits[type] as number;
+      if (limit === 0 || length < 4 || length > limit) {
+        if (pos > runStart) out.push(chunk.subarray(runStart, pos));
+        this.flush();
+        this.fail(limit === 0 ? { kind: 'invalid-type', type } : { kind: 'invalid-length', type, length });
+        return;
+      }
+      const total = length + 1;
+      if (this.intercepted[type] === 1) {
+        if (pos > runStart) out.push(chunk.subarray(runStart, pos));
+        if (total <= available) {
+          const frame = chunk.subarray(pos, pos + total);
+          pos += total;
+          runStart = pos;
+          if (!this.deliverIntercepted(frame, chunk, pos)) return;
+          continue;
+        }
+        const frame = Buffer.allocUnsafe(total);
+        chunk.copy(frame, 0, pos, len);
+        this.frame = frame;
+        this.frameFilled = available;
+        pos = len;
+        runStart = len;
+        break;
+      }
+      if (length > 4 && available < 6) break;
+      const action = this.handler.observe(type, length > 4 ? (chunk[pos + 5] as number) : 0);
+      if ((action & DROP_MESSAGE) !== 0) {
+        if (pos > runStart) out.push(chunk.subarray(runStart, pos));
+        if (total <= available) {
+          pos += total;
+        } else {
+          this.streamRemaining = total - available;
+          this.streamDropping = true;
+          this.streamInjectAfter = false;
+          pos = len;
+        }
+        runStart = pos;
+        continue;
+      }
+      if (total <= available) {
+        pos += total;
+        if ((action & INJECT_AFTER) !== 0) {
+          out.push(chunk.subarray(runStart, pos));
+          for (const bytes of this.handler.takeAfter()) out.push(bytes);
+          runStart = pos;
+        }
+      } else {
+        this.streamRemaining = total - available;
+        this.streamDropping = false;
+        this.streamInjectAfter = (action & INJECT_AFTER) !== 0;
+        pos = len;
+      }
+    }
+    if (runStart === 0 && pos === len) out.push(chunk); // the usual case: the whole chunk as it came
+    else if (pos > runStart) out.push(chunk.subarray(runStart, pos));
+    if (pos < len) this.carry = Buffer.from(chunk.subarray(pos));
+    this.flush();
+  }
+
+  /** Returns false when the hook went asynchronous: processing resumes from `resumeAt` later. */
+  private deliverIntercepted(frame: Buffer, chunk: Buffer, resumeAt: number): boolean {
+    let verdict: MessageVerdict | Promise<MessageVerdict>;
+    try {
+      verdict = this.handler.intercept(frame);
+    } catch (error) {
+      this.fail({ kind: 'hook-failed', error });
+      return false;
+    }
+    if (!(verdict instanceof Promise)) {
+      this.push(verdict ?? frame);
+      return true;
+    }
+    this.flush();
+    this.hookBusy = true;
+    this.source.pause();
+    verdict.then(
+      (bytes) => {
+        if (this.stopped) return;
+        this.hookBusy = false;
+        this.push(bytes ?? frame);
+        this.process(chunk, resumeAt);
+        while (!this.hookBusy && !this.stopped && this.backlog.length > 0) {
+          this.process(this.backlog.shift() as Buffer, 0);
+        }
+        if (!this.hookBusy && !this.waitingForDrain && !this.stopped) this.source.resume();
+      },
+      (error: unknown) => this.fail({ kind: 'hook-failed', error }),
+    );
+    return false;
+  }
+
+  private push(bytes: Buffer): void {
+    if (bytes.length > 0) this.out.push(bytes);
+  }
+
+  private flush(): void {
+    const out = this.out;
+    const count = out.length;
+    if (count === 0) return;
+    if (this.stopped || this.target.destroyed) {
+      out.length = 0;
+      return;
+    }
+    let ok: boolean;
+    if (count === 1) {
+      ok = this.target.write(out[0] as Buffer);
+    } else {
+      this.target.cork();
+      ok = true;
+      for (let i = 0; i < count; i++) ok = this.target.write(out[i] as Buffer);
+      this.target.uncork();
+    }
+    out.length = 0;
+    if (!ok && !this.waitingForDrain) {
+      this.waitingForDrain = true;
+      this.source.pause();
+      this.target.once('drain', this.onDrain);
+    }
+  }
+
+  private fail(reason: PumpFailure): void {
+    if (this.stopped) return;
+    this.stop();
+    this.handler.onFailure(reason);
+  }
+}

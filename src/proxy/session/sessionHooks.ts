@@ -1,0 +1,61 @@
+/**
+ * The seam where column policies plug into a session. A session relays raw bytes; it hands a
+ * message to a hook only for the message types the hook names, and only then buffers the whole
+ * message. Everything else streams through as the bytes PostgreSQL or the client sent.
+ */
+import type { AuthenticatedAccount } from '../../auth/accountAuthenticator.js';
+import type { ProtocolStateView } from './protocolState.js';
+
+/**
+ * What to do with an intercepted message:
+ * - `undefined`: forward the same bytes, untouched;
+ * - a Buffer: forward these bytes instead (zero or more whole messages; `DROP` forwards nothing).
+ */
+export type MessageVerdict = Buffer | undefined;
+
+export const DROP: Buffer = Buffer.alloc(0);
+
+export interface SessionContext {
+  readonly account: AuthenticatedAccount;
+  /** The database name the client asked for, and the upstream database it maps to. */
+  readonly clientDatabase: string;
+  readonly upstreamDatabase: string;
+  /** ParameterStatus values PostgreSQL reported at login (client_encoding, DateStyle…); later changes arrive as 'S' messages. */
+  readonly serverParameters: ReadonlyMap<string, string>;
+  readonly state: ProtocolStateView;
+  /**
+   * Sends backend messages to the client after the replies to every frontend message forwarded
+   * so far, as if PostgreSQL had answered at that point (e.g. an ErrorResponse for a refused Parse).
+   */
+  replyInOrder(messages: Buffer): void;
+  /**
+   * Drops frontend messages up to the next Sync, which is forwarded: what PostgreSQL does after an
+   * extended-protocol error. Use it after refusing a message with `replyInOrder`. To keep the
+   * transaction status right inside a transaction block, prefer forwarding a statement that fails
+   * upstream over answering alone.
+   */
+  discardUntilSync(): void;
+}
+
+export interface SessionHooks {
+  /** Frontend message types (one letter each, e.g. 'QPB') this hook wants to see whole. */
+  readonly frontendTypes: string;
+  /** Backend message types (e.g. 'TD') this hook wants to see whole. */
+  readonly backendTypes: string;
+  /** `message` is the whole frame, type byte and length included. */
+  onFrontendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
+  onBackendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
+  /** The session ended (either side closed). */
+  onClose?(): void;
+}
+
+/** Creates the hooks of one session once its client is authenticated. */
+export type SessionHooksFactory = (context: SessionContext) => SessionHooks;
+
+/** The part-1 default: intercepts nothing, so every message goes on as the same bytes. */
+export const passThroughHooks: SessionHooks = {
+  frontendTypes: '',
+  backendTypes: '',
+  onFrontendMessage: () => undefined,
+  onBackendMessage: () => undefined,
+};

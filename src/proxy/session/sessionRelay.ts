@@ -1,0 +1,242 @@
+/**
+ * The running phase of a session: two message pumps (client → upstream, upstream → client),
+ * the protocol state they keep, the hooks they consult, the idle timer, and the closing rules:
+ * whichever side goes away, the other is closed too and nothing is left open upstream.
+ */
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { errorResponse, type ErrorFields } from '../protocol/backendMessages.js';
+import { terminate } from '../protocol/frontendMessages.js';
+import { DROP_MESSAGE, FORWARD, INJECT_AFTER, MessagePump, type PumpFailure, type PumpHandler } from './messagePump.js';
+import { ProtocolState } from './protocolState.js';
+import { passThroughHooks, type MessageVerdict, type SessionContext, type SessionHooks, type SessionHooksFactory } from './sessionHooks.js';
+import { typeSet } from '../protocol/messageLimits.js';
+
+export interface SessionRelayOptions {
+  client: Duplex;
+  upstream: Duplex;
+  /** Absent: every message passes as the same bytes. */
+  hooksFactory: SessionHooksFactory | undefined;
+  frontendLimits: Uint32Array;
+  backendLimits: Uint32Array;
+  idleTimeoutMs: number;
+  logger: Logger;
+  /** Cancels the query running upstream (used when the client vanishes mid-query). */
+  cancelUpstream: () => void;
+  onClosed: () => void;
+}
+
+/** Splits bytes into whole messages (a hook's replacement) to follow each one's header. */
+function forEachMessage(bytes: Buffer, visit: (type: number, firstBodyByte: number, start: number, end: number) => void): void {
+  let pos = 0;
+  while (pos + 5 <= bytes.length) {
+    const end = pos + 1 + bytes.readInt32BE(pos + 1);
+    visit(bytes[pos] as number, end > pos + 5 ? (bytes[pos + 5] as number) : 0, pos, end);
+    pos = end;
+  }
+}
+
+export class SessionRelay {
+  private readonly frontend: MessagePump;
+  private readonly backend: MessagePump;
+  private readonly state = new ProtocolState();
+  private readonly hooks: SessionHooks;
+  private closed = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private idleSince = Date.now();
+  private lastActivity = -1;
+
+  constructor(
+    private readonly options: SessionRelayOptions,
+    private readonly context: Omit<SessionContext, 'replyInOrder' | 'discardUntilSync' | 'state'>,
+  ) {
+    const state = this.state;
+    const sessionContext: SessionContext = {
+      ...context,
+      state,
+      replyInOrder: (messages) => {
+        if (!state.replyInOrder(messages)) this.backend.sendNow(messages);
+      },
+      discardUntilSync: () => state.discardUntilSync(),
+    };
+    const hooks = options.hooksFactory ? options.hooksFactory(sessionContext) : passThroughHooks;
+    this.hooks = hooks;
+    const frontendHandler: PumpHandler = {
+      observe: (type) => (state.frontendMessage(type) ? FORWARD : DROP_MESSAGE),
+      intercept: (message) => this.afterHook(hooks.onFrontendMessage(message, sessionContext), message, (bytes) => {
+        // Follow what is actually forwarded; drop what the discard-until-Sync state says to drop.
+        const kept: Buffer[] = [];
+        forEachMessage(bytes, (type, _first, start, end) => {
+          if (state.frontendMessage(type)) kept.push(bytes.subarray(start, end));
+        });
+        return kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept);
+      }),
+      takeAfter: () => [],
+      onFailure: (reason) => this.onFrontendFailure(reason),
+    };
+    const backendHandler: PumpHandler = {
+      observe: (type, firstBodyByte) => (state.backendMessage(type, firstBodyByte) ? INJECT_AFTER : FORWARD),
+      intercept: (message) => {
+        // The state follows PostgreSQL's own messages, whatever the hook makes of them.
+        const due = state.backendMessage(message[0] as number, message.length > 5 ? (message[5] as number) : 0);
+        return this.afterHook(hooks.onBackendMessage(message, sessionContext), message, (bytes) =>
+          due ? Buffer.concat([bytes, ...state.takeDueInjections()]) : bytes);
+      },
+      takeAfter: () => state.takeDueInjections(),
+      onFailure: (reason) => this.onBackendFailure(reason),
+    };
+    this.frontend = new MessagePump(options.client, options.upstream, options.frontendLimits, typeSet(hooks.frontendTypes), frontendHandler);
+    this.backend = new MessagePump(options.upstream, options.client, options.backendLimits, typeSet(hooks.backendTypes), backendHandler);
+  }
+
+  start(clientBytes: Buffer, upstreamBytes: Buffer): void {
+    const { client, upstream } = this.options;
+    client.on('end', this.onClientGone);
+    client.on('close', this.onClientGone);
+    client.on('error', this.onClientError);
+    upstream.on('end', this.onUpstreamEnd);
+    upstream.on('close', this.onUpstreamEnd);
+    upstream.on('error', this.onUpstreamError);
+    this.backend.start(upstreamBytes);
+    this.frontend.start(clientBytes);
+    client.resume();
+    upstream.resume();
+    if (this.options.idleTimeoutMs > 0) this.armIdleTimer();
+  }
+
+  /** Ends the session with a FATAL to the client (e.g. the proxy shuts down). */
+  terminate(fields: ErrorFields): void {
+    this.fatal(fields);
+  }
+
+  private afterHook(
+    verdict: MessageVerdict | Promise<MessageVerdict>,
+    original: Buffer,
+    settle: (bytes: Buffer) => Buffer,
+  ): MessageVerdict | Promise<MessageVerdict> {
+    if (verdict instanceof Promise) return verdict.then((bytes) => settle(bytes ?? original));
+    return settle(verdict ?? original);
+  }
+
+  private busy(): boolean {
+    return this.state.pendingReplies > 0 || this.state.copyMode !== 'none';
+  }
+
+  private readonly onClientGone = (): void => {
+    if (this.closed) return;
+    const { upstream } = this.options;
+    if (this.busy()) {
+      // PostgreSQL notices a vanished client only when it next writes: stop the query now.
+      this.options.cancelUpstream();
+      upstream.destroy();
+    } else {
+      upstream.end(terminate());
+      setTimeout(() => upstream.destroy(), 5_000).unref();
+    }
+    this.finish();
+  };
+
+  private readonly onClientError = (error: Error): void => {
+    this.options.logger.debug({ err: { message: error.message } }, 'proxy: client socket error');
+    this.onClientGone();
+  };
+
+  private readonly onUpstreamEnd = (): void => {
+    if (this.closed) return;
+    this.options.client.end();
+    this.finish();
+  };
+
+  private readonly onUpstreamError = (error: Error): void => {
+    if (this.closed) return;
+    this.options.logger.warn({ err: { message: error.message } }, 'proxy: upstream connection failed');
+    this.fatal({ severity: 'FATAL', code: '08006', message: 'pgveil lost its connection to the database server' });
+  };
+
+  private onFrontendFailure(reason: PumpFailure): void {
+    if (reason.kind === 'hook-failed') {
+      this.options.logger.error({ err: reason.error }, 'proxy: frontend hook failed');
+      this.fatalAfterPendingReplies({ severity: 'FATAL', code: 'XX000', message: 'pgveil could not process a message' });
+    } else if (reason.kind === 'invalid-type') {
+      this.fatalAfterPendingReplies({ severity: 'FATAL', code: '08P01', message: `invalid frontend message type ${reason.type}` });
+    } else {
+      this.fatalAfterPendingReplies({ severity: 'FATAL', code: '08P01', message: `invalid message length ${reason.length} for message type ${reason.type}` });
+    }
+  }
+
+  /**
+   * PostgreSQL answers the messages before a bad one, then sends its FATAL: the client stops being
+   * read, the replies still due are relayed, then the FATAL goes out (after 5 s at most).
+   */
+  private fatalAfterPendingReplies(fields: ErrorFields): void {
+    const { upstream } = this.options;
+    const check = (): void => {
+      if (this.state.pendingReplies > 0 && !this.closed) return;
+      upstream.off('data', check);
+      clearTimeout(timer);
+      this.fatal(fields);
+    };
+    const timer = setTimeout(() => {
+      upstream.off('data', check);
+      this.fatal(fields);
+    }, 5_000);
+    timer.unref();
+    // Registered after the backend pump, so it runs once each chunk has been relayed.
+    upstream.on('data', check);
+    check();
+  }
+
+  private onBackendFailure(reason: PumpFailure): void {
+    if (reason.kind === 'hook-failed') this.options.logger.error({ err: reason.error }, 'proxy: backend hook failed');
+    else this.options.logger.error({ reason: reason.kind }, 'proxy: invalid message from the database server');
+    this.fatal({ severity: 'FATAL', code: reason.kind === 'hook-failed' ? 'XX000' : '08P01', message: 'pgveil could not relay a message from the database server' });
+  }
+
+  private fatal(fields: ErrorFields): void {
+    if (this.closed) return;
+    const { client, upstream } = this.options;
+    if (this.busy()) this.options.cancelUpstream();
+    upstream.destroy();
+    this.finish();
+    if (!client.destroyed) {
+      client.end(errorResponse(fields));
+      // A client that never closes its side must not hold the proxy's shutdown.
+      setTimeout(() => client.destroy(), 2_000).unref();
+    }
+  }
+
+  private armIdleTimer(): void {
+    const timeout = this.options.idleTimeoutMs;
+    const tick = Math.max(100, Math.min(timeout / 4, 5_000));
+    this.idleTimer = setInterval(() => {
+      const activity = this.frontend.activity + this.backend.activity;
+      const now = Date.now();
+      if (activity !== this.lastActivity || this.busy()) {
+        this.lastActivity = activity;
+        this.idleSince = now;
+      } else if (now - this.idleSince >= timeout) {
+        this.fatal({ severity: 'FATAL', code: '57P05', message: 'terminating connection due to idle-session timeout' });
+      }
+    }, tick);
+    this.idleTimer.unref();
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.frontend.stop();
+    this.backend.stop();
+    const { client, upstream } = this.options;
+    client.off('end', this.onClientGone);
+    client.off('close', this.onClientGone);
+    upstream.off('end', this.onUpstreamEnd);
+    upstream.off('close', this.onUpstreamEnd);
+    // Keep error listeners: a late socket error must not crash the process.
+    try {
+      this.hooks.onClose?.();
+    } finally {
+      this.options.onClosed();
+    }
+  }
+}

@@ -1,0 +1,106 @@
+/** The framer and relay of one direction, over arbitrary chunking: bytes out equal bytes in. */
+import { PassThrough } from 'node:stream';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { frontendMessageLimits } from '../../src/proxy/protocol/messageLimits.js';
+import { FORWARD, MessagePump, type PumpFailure, type PumpHandler } from '../../src/proxy/session/messagePump.js';
+import { typeSet } from '../../src/proxy/protocol/messageLimits.js';
+
+function message(type: string, body: Buffer): Buffer {
+  const bytes = Buffer.alloc(5 + body.length);
+  bytes.write(type, 0, 'latin1');
+  bytes.writeInt32BE(4 + body.length, 1);
+  body.copy(bytes, 5);
+  return bytes;
+}
+
+const messageArbitrary = fc.record({
+  type: fc.constantFrom('Q', 'P', 'B', 'E', 'S', 'H', 'd', 'D'),
+  size: fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 41, max: 3000 }), fc.constant(70_000)),
+  seed: fc.integer({ min: 0, max: 255 }),
+}).map(({ type, size, seed }) => message(type, Buffer.alloc(['E', 'S', 'H', 'D'].includes(type) ? Math.min(size, 40) : size, seed)));
+
+interface Run {
+  output: Buffer;
+  observed: Array<[number, number]>;
+  intercepted: number;
+  failures: PumpFailure[];
+}
+
+async function relay(chunks: Buffer[], options: { expectedBytes?: number; intercept?: string; replace?: (message: Buffer) => Buffer | undefined | Promise<Buffer | undefined> } = {}): Promise<Run> {
+  const source = new PassThrough();
+  const target = new PassThrough({ highWaterMark: 1024 });
+  const observed: Array<[number, number]> = [];
+  const failures: PumpFailure[] = [];
+  let intercepted = 0;
+  const handler: PumpHandler = {
+    observe: (type, first) => {
+      observed.push([type, first]);
+      return FORWARD;
+    },
+    intercept: (bytes) => {
+      intercepted++;
+      return options.replace ? options.replace(Buffer.from(bytes)) : undefined;
+    },
+    takeAfter: () => [],
+    onFailure: (reason) => failures.push(reason),
+  };
+  const pump = new MessagePump(source, target, frontendMessageLimits(1 << 20), typeSet(options.intercept ?? ''), handler);
+  pump.start();
+  const received: Buffer[] = [];
+  target.on('data', (chunk: Buffer) => received.push(chunk));
+  for (const chunk of chunks) {
+    if (!source.write(chunk)) await new Promise((resolve) => source.once('drain', resolve));
+    if (Math.random() < 0.2) await new Promise((resolve) => setImmediate(resolve));
+  }
+  const receivedBytes = (): number => received.reduce((sum, chunk) => sum + chunk.length, 0);
+  for (let i = 0; i < 400 && receivedBytes() < (options.expectedBytes ?? 0); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  await new Promise((resolve) => setTimeout(resolve, 2));
+  return { output: Buffer.concat(received), observed, intercepted, failures };
+}
+
+function split(bytes: Buffer, cuts: number[]): Buffer[] {
+  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+  const chunks: Buffer[] = [];
+  let start = 0;
+  for (const point of [...points, bytes.length]) {
+    if (point > start) chunks.push(bytes.subarray(start, point));
+    start = Math.max(start, point);
+  }
+  return chunks;
+}
+
+describe('MessagePump', () => {
+  it('forwards the same bytes and sees every header, however the stream is cut', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(messageArbitrary, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 40 }), async (messages, cuts) => {
+      const input = Buffer.concat(messages);
+      const run = await relay(split(input, cuts), { expectedBytes: input.length });
+      expect(run.failures).toEqual([]);
+      expect(run.output.equals(input)).toBe(true);
+      expect(run.observed).toEqual(messages.map((m) => [m[0], m.length > 5 ? m[5] : 0]));
+    }), { numRuns: 150 });
+  });
+
+  it('hands intercepted types over whole, and forwards what the hook returns (sync or async)', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(messageArbitrary, { minLength: 1, maxLength: 20 }), fc.array(fc.nat(), { maxLength: 30 }), fc.boolean(), async (messages, cuts, asynchronous) => {
+      const input = Buffer.concat(messages);
+      const rewrite = (bytes: Buffer): Buffer => (bytes.length % 2 === 0 ? message('Q', Buffer.from('rewritten\0')) : Buffer.alloc(0));
+      const expected = Buffer.concat(messages.map((m) => (m[0] === 0x50 || m[0] === 0x42 ? rewrite(m) : m)));
+      const run = await relay(split(input, cuts), {
+        expectedBytes: expected.length,
+        intercept: 'PB',
+        replace: (bytes) => (asynchronous ? new Promise((resolve) => setTimeout(() => resolve(rewrite(bytes)), 1)) : rewrite(bytes)),
+      });
+      expect(run.failures).toEqual([]);
+      expect(run.output.equals(expected)).toBe(true);
+      expect(run.intercepted).toBe(messages.filter((m) => m[0] === 0x50 || m[0] === 0x42).length);
+    }), { numRuns: 60 });
+  });
+
+  it('stops at a malformed header after relaying what came before', async () => {
+    const good = message('Q', Buffer.from('SELECT 1\0'));
+    const run = await relay([Buffer.concat([good, message('y', Buffer.alloc(0)), good])]);
+    expect(run.output.equals(good)).toBe(true);
+    expect(run.failures).toEqual([{ kind: 'invalid-type', type: 0x79 }]);
+  });
+});

@@ -1,0 +1,135 @@
+/** The seam for column policies: hooks rewrite, refuse in order, and fail safely, on real sessions. */
+import { serialize } from 'pg-protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DROP, type RunningProxy, type SessionHooks } from '../../src/proxy/index.js';
+import { errorResponse } from '../../src/proxy/protocol/backendMessages.js';
+import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
+import { ProtocolState } from '../../src/proxy/session/protocolState.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { connected, startTestProxy, viaProxy } from './support/proxyHarness.js';
+import { openRawSession } from './support/rawProtocol.js';
+
+let database: TestPostgres;
+let proxy: RunningProxy;
+
+function replaceText(message: Buffer, from: string, to: string): Buffer {
+  const text = message.toString('latin1').replace(from, to);
+  const bytes = Buffer.from(text, 'latin1');
+  bytes.writeInt32BE(bytes.length - 1, 1);
+  return bytes;
+}
+
+const hooks: SessionHooks & { failNext: boolean } = {
+  failNext: false,
+  frontendTypes: 'QP',
+  backendTypes: 'D',
+  onFrontendMessage(message, context) {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('hook failure for the test');
+    }
+    if (message[0] === 0x51) return Promise.resolve(replaceText(message, "'plain'", "'rewritten'"));
+    if (message.includes('forbidden')) {
+      context.replyInOrder(errorResponse({ severity: 'ERROR', code: '42501', message: 'refused by policy' }));
+      context.discardUntilSync();
+      return DROP;
+    }
+    return undefined;
+  },
+  onBackendMessage(message) {
+    return message.includes('secret') ? replaceText(message, 'secret', 'masked') : undefined;
+  },
+};
+
+beforeAll(async () => {
+  database = await startTestPostgres();
+  proxy = await startTestProxy(database, { hooks: () => hooks });
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await database?.stop();
+});
+
+describe('session hooks', () => {
+  it('rewrite messages both ways, asynchronously too', async () => {
+    const client = await connected(viaProxy(proxy));
+    expect((await client.query("SELECT 'plain' AS v")).rows).toEqual([{ v: 'rewritten' }]);
+    expect((await client.query("SELECT 'secret' AS v, $1::text AS w", ['x'])).rows).toEqual([{ v: 'masked', w: 'x' }]);
+    await client.end();
+  });
+
+  it('answer a refused message in order and discard until Sync', async () => {
+    const session = await openRawSession(viaProxy(proxy));
+    const batch = (sql: string): Buffer[] => [serialize.parse({ text: sql }), serialize.bind(), serialize.execute(), serialize.sync()];
+    session.send([...batch('SELECT 1'), ...batch('SELECT forbidden'), ...batch('SELECT 3')]);
+    const messages = await session.readUntilReady(3);
+    expect(messages.map((m) => m.type).join('')).toBe('12DCZEZ12DCZ');
+    const error = messages.find((m) => m.type === 'E');
+    expect(Object.fromEntries(parseErrorFields(error?.body ?? Buffer.alloc(0)))).toMatchObject({ C: '42501', M: 'refused by policy' });
+    session.close();
+  });
+
+  it('end only the session whose hook throws, with a FATAL', async () => {
+    const session = await openRawSession(viaProxy(proxy));
+    hooks.failNext = true;
+    session.send(serialize.query('SELECT 1'));
+    const messages = await session.readUntilClosed();
+    expect(messages.map((m) => m.type)).toEqual(['E']);
+    expect(Object.fromEntries(parseErrorFields(messages[0]?.body ?? Buffer.alloc(0)))).toMatchObject({ S: 'FATAL', C: 'XX000' });
+    const client = await connected(viaProxy(proxy));
+    expect((await client.query('SELECT 5 AS n')).rows).toEqual([{ n: 5 }]);
+    await client.end();
+  });
+});
+
+describe('ProtocolState', () => {
+  const code = (letter: string): number => letter.charCodeAt(0);
+  const front = (state: ProtocolState, letters: string): void => {
+    for (const letter of letters) state.frontendMessage(code(letter));
+  };
+
+  it('releases an injected reply once the replies before it are out', () => {
+    const state = new ProtocolState();
+    front(state, 'PBES');
+    expect(state.replyInOrder(Buffer.from('injected'))).toBe(true);
+    front(state, 'S');
+    expect(state.backendMessage(code('1'), 0)).toBe(false);
+    expect(state.backendMessage(code('2'), 0)).toBe(false);
+    expect(state.backendMessage(code('C'), 0)).toBe(false);
+    expect(state.backendMessage(code('Z'), code('I'))).toBe(true);
+    expect(state.takeDueInjections().map(String)).toEqual(['injected']);
+    expect(state.pendingReplies).toBe(1);
+    state.backendMessage(code('Z'), code('T'));
+    expect(state.pendingReplies).toBe(0);
+    expect(state.transactionStatus).toBe('T');
+  });
+
+  it('drops what PostgreSQL skips after an extended-protocol error, injected replies included', () => {
+    const state = new ProtocolState();
+    front(state, 'PB');
+    state.replyInOrder(Buffer.from('never'));
+    front(state, 'E');
+    state.backendMessage(code('E'), 0);
+    expect(state.upstreamSkippingUntilSync).toBe(true);
+    front(state, 'BE');
+    expect(state.pendingReplies).toBe(0);
+    front(state, 'S');
+    expect(state.upstreamSkippingUntilSync).toBe(false);
+    expect(state.backendMessage(code('Z'), code('I'))).toBe(false);
+    expect(state.pendingReplies).toBe(0);
+  });
+
+  it('answers immediately when nothing is pending, and follows COPY IN', () => {
+    const state = new ProtocolState();
+    expect(state.replyInOrder(Buffer.from('now'))).toBe(false);
+    front(state, 'Q');
+    state.backendMessage(code('G'), 0);
+    expect(state.copyMode).toBe('in');
+    front(state, 'dddSc');
+    state.backendMessage(code('C'), 0);
+    state.backendMessage(code('Z'), code('I'));
+    expect(state.pendingReplies).toBe(0);
+    expect(state.copyMode).toBe('none');
+  });
+});
