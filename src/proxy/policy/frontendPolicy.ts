@@ -1,0 +1,249 @@
+/**
+ * Client → server: the write path. Query and Parse texts are analysed and their constants
+ * protected; Bind values are protected per parameter plan; COPY FROM STDIN rows are rewritten.
+ * What cannot be mapped is refused by forwarding, in its place, a message that fails upstream
+ * (so PostgreSQL itself leaves the transaction as it would: aborted inside a block, rolled back
+ * in an implicit one) and whose ErrorResponse the backend side replaces with pgveil's.
+ */
+import { randomBytes } from 'node:crypto';
+import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
+import { rewriteBind } from './bindRewriter.js';
+import { CopyInRewriter } from './copyInRewriter.js';
+import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
+import type { PolicySessionState } from './policySessionState.js';
+import type { PortalInfo, StatementInfo } from './replyQueue.js';
+import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './statementRewriter.js';
+import {
+  bindMessage, copyData, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage,
+  queryMessage, readBind, readExecutePortal, readParse, readTarget,
+} from './wireMessages.js';
+
+/** Fails at parse time in any session state; its syntax error is replaced by pgveil's message. */
+const FAILING_SQL = 'pgveil refused this statement';
+/** No client can have prepared a statement of this name: a Bind to it fails upstream. */
+const FAILING_STATEMENT = `pgveil refused ${randomBytes(8).toString('hex')}`;
+
+const NO_STATEMENT: Readonly<StatementInfo> = { params: new Map(), paramTypes: [], copies: [], fields: undefined, describeRequested: false };
+
+function isRefusal(error: unknown): error is PolicyRefusal {
+  return error instanceof PolicyRefusal;
+}
+
+export class FrontendPolicy {
+  constructor(private readonly state: PolicySessionState) {}
+
+  handle(frame: Buffer, upstreamSkipping: boolean): MessageVerdict | Promise<MessageVerdict> {
+    const type = String.fromCharCode(frame[0] as number);
+    const state = this.state;
+    if (type === 'd' || type === 'c' || type === 'f') return this.copyMessage(type, frame);
+    if (state.copyIn !== undefined && type !== 'S' && type !== 'H') state.copyIn = undefined; // the client left COPY mode
+    if (type === 'S') {
+      state.discarding = false;
+      state.queue.push({ kind: 'sync' });
+      return undefined;
+    }
+    // PostgreSQL skips everything up to Sync after an error (and so does pgveil after a refusal).
+    if (state.discarding || upstreamSkipping) return DROP;
+    switch (type) {
+      case 'Q': return this.query(frame);
+      case 'P': return this.parse(frame);
+      case 'B': return this.bind(frame);
+      case 'D': return this.describe(frame);
+      case 'E': return this.execute(frame);
+      case 'C': return this.close(frame);
+      case 'F': return this.refuseFunctionCall();
+      default: return undefined;
+    }
+  }
+
+  private async analysed(sql: string): Promise<RewrittenStatement> {
+    const state = this.state;
+    let policies = await state.policies();
+    let context = state.statementContext(policies);
+    let unsure = state.ddlPending || state.uncommittedDdl;
+    let misses = unsure ? new Set<string>() : undefined;
+    const missedBefore = new Set(policies.missed);
+    let analysis = analyse(sql, context, misses);
+    const missedNow = [...policies.missed].filter((key) => !missedBefore.has(key) && !state.catalog.recentlyConfirmedMissing(key));
+    if (missedNow.length > 0) {
+      // A relation the catalog does not know (created by another session since the last load):
+      // look again before deciding it has no protected columns.
+      await state.catalog.afterMiss();
+      policies = await state.policies();
+      context = state.statementContext(policies);
+      misses = unsure ? new Set<string>() : undefined;
+      analysis = analyse(sql, context, misses);
+      state.catalog.confirmMissing(missedNow.filter((key) => policies.missed.has(key)));
+    }
+    if (!unsure && analysis.statements.length > 1 && changesCatalog(analysis)) {
+      // DDL and statements after it in one text: the later ones may name what the DDL creates.
+      unsure = true;
+      misses = new Set<string>();
+      analysis = analyse(sql, context, misses);
+    }
+    const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql));
+    if (settingsRefusal) throw settingsRefusal;
+    if (misses !== undefined && misses.size > 0) {
+      throw unsupportedRefusal(`pgveil refused the statement: it names relation ${[...misses][0] ?? ''}, which pgveil cannot see yet (DDL of this session not yet committed or answered); send it after the DDL commits`);
+    }
+    const rewritten = await rewriteStatement(sql, analysis, context);
+    if (rewritten.changesCatalog) state.ddlPending = true;
+    return rewritten;
+  }
+
+  private async query(frame: Buffer): Promise<MessageVerdict> {
+    const sql = frame.toString('utf8', 5, frame.length - 1);
+    let rewritten: RewrittenStatement;
+    try {
+      rewritten = await this.analysed(sql);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      this.state.services.metrics.refusals++;
+      this.state.queue.push({ kind: 'query', copies: [], refusal: error.toErrorResponse() });
+      return queryMessage(FAILING_SQL);
+    }
+    this.state.queue.push({ kind: 'query', copies: [...rewritten.copies] });
+    return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
+  }
+
+  private async parse(frame: Buffer): Promise<MessageVerdict> {
+    const state = this.state;
+    const parse = readParse(frame);
+    let rewritten: RewrittenStatement;
+    try {
+      rewritten = await this.analysed(parse.sql);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      state.services.metrics.refusals++;
+      state.statements.delete(parse.name);
+      state.queue.push({ kind: 'parse', refusal: error.toErrorResponse() });
+      state.discarding = true;
+      return parseMessage({ name: parse.name, sql: FAILING_SQL, paramTypes: [] });
+    }
+    state.statements.set(parse.name, {
+      params: rewritten.params, paramTypes: [...parse.paramTypes], copies: rewritten.copies, fields: undefined, describeRequested: false,
+    });
+    state.queue.push({ kind: 'parse' });
+    return rewritten.sql === parse.sql ? undefined : parseMessage({ ...parse, sql: rewritten.sql });
+  }
+
+  private bind(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+    const state = this.state;
+    const bind = readBind(frame);
+    const statement = state.statements.get(bind.statement);
+    state.portals.set(bind.portal, { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false });
+    if (statement === undefined || statement.params.size === 0) {
+      state.queue.push({ kind: 'bind' });
+      return undefined;
+    }
+    return rewriteBind(frame, bind, statement.params, statement.paramTypes, state.services.engine, state.settings.dateStyle).then(
+      (rewritten) => {
+        state.services.metrics.valuesProtected += statement.params.size;
+        state.queue.push({ kind: 'bind' });
+        return rewritten;
+      },
+      (error: unknown) => {
+        if (!isRefusal(error)) throw error;
+        state.services.metrics.refusals++;
+        state.portals.delete(bind.portal);
+        state.queue.push({ kind: 'bind', refusal: error.toErrorResponse() });
+        state.discarding = true;
+        return bindMessage({ portal: '', statement: FAILING_STATEMENT, paramFormats: [], values: [], resultFormats: [] });
+      },
+    );
+  }
+
+  private describe(frame: Buffer): MessageVerdict {
+    const state = this.state;
+    const target = readTarget(frame);
+    if (target.target === 'S') {
+      const statement = state.statements.get(target.name) ?? { ...NO_STATEMENT, paramTypes: [] };
+      statement.describeRequested = true;
+      state.queue.push({ kind: 'describe-statement', statement, internal: false });
+    } else {
+      const portal: PortalInfo = state.portals.get(target.name)
+        ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
+      portal.describeRequested = true;
+      state.queue.push({ kind: 'describe-portal', portal, internal: false });
+    }
+    return undefined;
+  }
+
+  /**
+   * Rows of a portal nobody described would arrive without a RowDescription: pgveil describes
+   * the portal itself first (and drops that reply) so it knows which columns the rows hold.
+   */
+  private execute(frame: Buffer): MessageVerdict {
+    const state = this.state;
+    const name = readExecutePortal(frame);
+    const portal = state.portals.get(name);
+    let prefix: Buffer | undefined;
+    if (portal !== undefined && !portal.describeRequested && portal.statement?.describeRequested !== true) {
+      portal.describeRequested = true;
+      state.queue.push({ kind: 'describe-portal', portal, internal: true });
+      prefix = describeMessage('P', name);
+    }
+    state.queue.push({ kind: 'execute', portal, copies: [...(portal?.statement?.copies ?? [])] });
+    return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
+  }
+
+  private close(frame: Buffer): MessageVerdict {
+    const target = readTarget(frame);
+    if (target.target === 'S') this.state.statements.delete(target.name);
+    else this.state.portals.delete(target.name);
+    this.state.queue.push({ kind: 'close' });
+    return undefined;
+  }
+
+  private refuseFunctionCall(): MessageVerdict {
+    this.state.services.metrics.refusals++;
+    const refusal = unsupportedRefusal('pgveil refused the message: the FunctionCall protocol message is not relayed for sessions with column policies; call the function with SELECT');
+    this.state.queue.push({ kind: 'function', refusal: refusal.toErrorResponse() });
+    return failingFunctionCall();
+  }
+
+  /**
+   * COPY data goes to the COPY the server has opened. Data that arrives before the server's
+   * CopyInResponse waits for it; data no COPY will take is dropped (PostgreSQL ignores it too).
+   */
+  private async copyMessage(type: string, frame: Buffer): Promise<MessageVerdict> {
+    const state = this.state;
+    while (state.copyIn === undefined) {
+      if (state.discarding || !state.queue.mayOpenCopyIn()) return DROP;
+      await state.nextBackendEvent();
+    }
+    const copyIn = state.copyIn;
+    if (type !== 'd') state.copyIn = undefined;
+    if (copyIn.failed) {
+      if (copyIn.failSent) return DROP;
+      copyIn.failSent = true;
+      return this.failCopy(unsupportedRefusal('pgveil refused the COPY: pgveil did not expect it and cannot check its rows'));
+    }
+    const rewriter = copyIn.rewriter;
+    if (rewriter === undefined) return undefined;
+    try {
+      if (type === 'd') {
+        const rewritten = await rewriter.data(copyData(frame));
+        return rewritten.length === 0 ? DROP : copyDataMessage(rewritten);
+      }
+      if (type === 'c') {
+        const rest = await rewriter.end();
+        return rest.length === 0 ? frame : Buffer.concat([copyDataMessage(rest), frame]);
+      }
+      return undefined;
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      copyIn.failed = true;
+      copyIn.failSent = true;
+      return this.failCopy(error);
+    }
+  }
+
+  /** Fails the COPY upstream; the server's error is replaced by pgveil's. */
+  private failCopy(refusal: PolicyRefusal): MessageVerdict {
+    this.state.services.metrics.refusals++;
+    const head = this.state.queue.first;
+    if (head !== undefined) head.refusal = refusal.toErrorResponse();
+    return copyFailMessage('pgveil refused the COPY data');
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * What the session knows about statements and portals, and the replies it still expects, in the
+ * order PostgreSQL will send them. Following the replies is how a DataRow is tied to the portal
+ * it belongs to (a statement described once and executed many times, pipelined portals), how a
+ * CopyInResponse is tied to its COPY statement, and which ErrorResponse answers a message pgveil
+ * refused (so it can carry pgveil's message).
+ */
+import type { CopyStream } from './copyTargets.js';
+import type { ParamPlan } from './statementRewriter.js';
+import type { FieldDescription } from './wireMessages.js';
+
+export interface StatementInfo {
+  readonly params: ReadonlyMap<number, ParamPlan>;
+  /** Declared in Parse; zeros filled in from ParameterDescription when the client describes it. */
+  paramTypes: number[];
+  readonly copies: readonly CopyStream[];
+  /** From Describe (statement): undefined until then; null for NoData. */
+  fields: FieldDescription[] | null | undefined;
+  describeRequested: boolean;
+}
+
+export interface PortalInfo {
+  readonly statement: StatementInfo | undefined;
+  readonly resultFormats: readonly number[];
+  /** From Describe (portal): undefined until then; null for NoData. */
+  described: FieldDescription[] | null | undefined;
+  describeRequested: boolean;
+}
+
+export type ExpectedReply =
+  | { kind: 'parse' | 'bind' | 'close' | 'sync' | 'function'; refusal?: Buffer }
+  | { kind: 'describe-statement'; statement: StatementInfo; internal: boolean; refusal?: Buffer }
+  | { kind: 'describe-portal'; portal: PortalInfo; internal: boolean; refusal?: Buffer }
+  | { kind: 'execute'; portal: PortalInfo | undefined; copies: CopyStream[]; refusal?: Buffer }
+  | { kind: 'query'; copies: CopyStream[]; refusal?: Buffer };
+
+export class ReplyQueue {
+  private items: ExpectedReply[] = [];
+  private head = 0;
+
+  get first(): ExpectedReply | undefined {
+    return this.items[this.head];
+  }
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(reply: ExpectedReply): void {
+    this.items.push(reply);
+  }
+
+  shift(): ExpectedReply | undefined {
+    const reply = this.items[this.head];
+    if (reply === undefined) return undefined;
+    this.head++;
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head > 256 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return reply;
+  }
+
+  /** Shifts while `drop` says so. */
+  shiftWhile(drop: (reply: ExpectedReply) => boolean): void {
+    while (this.first !== undefined && drop(this.first)) this.shift();
+  }
+
+  /** True when some expected reply may still open a COPY FROM STDIN. */
+  mayOpenCopyIn(): boolean {
+    for (let i = this.head; i < this.items.length; i++) {
+      const reply = this.items[i] as ExpectedReply;
+      if ((reply.kind === 'query' || reply.kind === 'execute') && reply.copies.some((copy) => copy.direction === 'in')) return true;
+    }
+    return false;
+  }
+}

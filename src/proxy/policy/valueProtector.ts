@@ -1,0 +1,93 @@
+/**
+ * Engine calls for the proxy, batched per column policy: the engine is much faster on one call
+ * with many values than on many calls (FF1 rounds run across the batch). Writes are all or
+ * nothing (a value not of its kind refuses the statement); reads never fail mid-stream.
+ */
+import type { ColumnPolicy } from '../../policy/index.js';
+import { maskOptions } from '../../policy/index.js';
+import type { Engine } from '../../engine/engineTypes.js';
+import { ProtectionError } from '../../engine/errors.js';
+import { valueRefusal } from './policyRefusal.js';
+import type { PolicyMetrics } from './policyMetrics.js';
+
+/** Collects values to protect, grouped by policy, each with where its result goes. */
+export class ProtectionBatch {
+  private readonly groups = new Map<ColumnPolicy, { values: string[]; sinks: ((value: string) => void)[] }>();
+
+  get size(): number {
+    let count = 0;
+    for (const group of this.groups.values()) count += group.values.length;
+    return count;
+  }
+
+  add(policy: ColumnPolicy, value: string, sink: (protectedValue: string) => void): void {
+    let group = this.groups.get(policy);
+    if (group === undefined) {
+      group = { values: [], sinks: [] };
+      this.groups.set(policy, group);
+    }
+    group.values.push(value);
+    group.sinks.push(sink);
+  }
+
+  /** Protects every value (one engine call per policy); throws PolicyRefusal for a bad value. */
+  async run(engine: Engine): Promise<void> {
+    for (const [policy, group] of this.groups) {
+      const results = await protectValues(engine, policy, group.values);
+      results.forEach((result, i) => (group.sinks[i] as (value: string) => void)(result));
+    }
+  }
+}
+
+export async function protectValues(engine: Engine, policy: ColumnPolicy, values: readonly string[]): Promise<string[]> {
+  if (values.length === 0) return [];
+  try {
+    return (await engine.protect(policy.kind, values, policy.engineOptions)).result;
+  } catch (error) {
+    if (error instanceof ProtectionError && (error.code === 'invalid_value' || error.code === 'domain_too_small' || error.code === 'not_a_string')) {
+      throw valueRefusal(policy, error.code === 'domain_too_small'
+        ? `a value is too short to encrypt format-preserving as kind ${policy.kind}`
+        : `a value is not of kind ${policy.kind}`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Unprotects stored values. A value that does not unprotect (a legacy plaintext row, a token of
+ * another key or scope) comes back as null: the caller passes it as stored, and it is counted.
+ */
+export async function unprotectValues(
+  engine: Engine, policy: ColumnPolicy, values: readonly string[], metrics: PolicyMetrics,
+): Promise<(string | null)[]> {
+  if (values.length === 0) return [];
+  const response = await engine.unprotect(policy.kind, values, policy.engineOptions);
+  const results: (string | null)[] = [...response.result];
+  for (const index of [...(response.discrepancy?.invalid_token ?? []), ...(response.discrepancy?.invalid_scope ?? [])]) {
+    results[index] = null;
+    metrics.unprotectFailures++;
+  }
+  return results;
+}
+
+/**
+ * Masks plaintext values. A value the kind cannot mask comes back as null, and the caller sends
+ * NULL: the role may not see the plaintext, and there is no mask to show instead.
+ */
+export async function maskValues(
+  engine: Engine, policy: ColumnPolicy, values: readonly string[], metrics: PolicyMetrics,
+): Promise<(string | null)[]> {
+  if (values.length === 0) return [];
+  const options = maskOptions(policy);
+  try {
+    return (await engine.protect(policy.kind, values, options)).result;
+  } catch (error) {
+    if (!(error instanceof ProtectionError) || error.indexes === undefined) throw error;
+    const bad = new Set(error.indexes);
+    metrics.maskFailures += bad.size;
+    const good = values.filter((_, i) => !bad.has(i));
+    const masked = good.length === 0 ? [] : (await engine.protect(policy.kind, good, options)).result;
+    let next = 0;
+    return values.map((_, i) => (bad.has(i) ? null : (masked[next++] as string)));
+  }
+}

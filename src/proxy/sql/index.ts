@@ -1,0 +1,12 @@
+/**
+ * SQL analysis for the proxy's write path: which `$n` and which constant of a statement feeds which
+ * protected column, COPY targets, and what to refuse. Call `loadSqlParser()` once at start-up.
+ */
+export { loadSqlParser, isSqlParserLoaded } from './sqlParser.js';
+export { analyseSql } from './sqlAnalyser.js';
+export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';
+export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceLiterals.js';
+export type {
+  ColumnComparison, ColumnRef, CopyColumn, CopyFormat, CopyFromTarget, CopyOptions, LiteralTarget,
+  ParamTarget, ProtectedSchema, Rejection, ResolvedTable, SqlAnalysis, StatementAnalysis,
+} from './sqlAnalysisTypes.js';

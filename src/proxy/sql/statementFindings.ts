@@ -1,0 +1,79 @@
+/**
+ * What one statement's analysis has found so far. A rejection is thrown (StatementRejected) so
+ * that the walk stops at the first construct pgveil cannot map: fail closed, nothing forwarded.
+ */
+import type {
+  ColumnComparison, ColumnRef, CopyFromTarget, LiteralTarget, ParamTarget, Rejection,
+} from './sqlAnalysisTypes.js';
+import { columnName, sameColumn } from './relationLookup.js';
+
+/** SQLSTATE feature_not_supported: the statement is valid SQL pgveil will not forward. */
+export const UNSUPPORTED_SQLSTATE = '0A000';
+/** SQLSTATE syntax_error. */
+export const SYNTAX_ERROR_SQLSTATE = '42601';
+
+export class StatementRejected extends Error {
+  constructor(readonly rejection: Rejection) {
+    super(rejection.message);
+    this.name = 'StatementRejected';
+  }
+}
+
+/** Refuses a statement because of what reaches (or touches) a protected column. */
+export function rejectColumn(column: ColumnRef, reason: string, position: number | undefined): never {
+  throw new StatementRejected({
+    message: `pgveil refused the statement: protected column ${columnName(column)}: ${reason}`,
+    sqlState: UNSUPPORTED_SQLSTATE,
+    column,
+    ...(position === undefined ? {} : { position }),
+  });
+}
+
+/** Refuses a statement for a reason not tied to one column (with the message as given). */
+export function rejectStatement(message: string, position: number | undefined, sqlState = UNSUPPORTED_SQLSTATE): never {
+  throw new StatementRejected({ message, sqlState, ...(position === undefined ? {} : { position }) });
+}
+
+export class StatementFindings {
+  readonly params: ParamTarget[] = [];
+  readonly arrayParams: ParamTarget[] = [];
+  readonly literals: LiteralTarget[] = [];
+  readonly comparedColumns: ColumnComparison[] = [];
+  copyFrom: CopyFromTarget | undefined;
+
+  addParam(param: number, column: ColumnRef): void {
+    addTarget(this.params, param, column);
+  }
+
+  addArrayParam(param: number, column: ColumnRef): void {
+    addTarget(this.arrayParams, param, column);
+  }
+
+  private readonly literalStarts = new Set<number>();
+
+  addLiteral(literal: LiteralTarget): void {
+    // A walk may meet the same constant twice (an IN list's left side is compared per item).
+    if (this.literalStarts.has(literal.start)) return;
+    this.literalStarts.add(literal.start);
+    this.literals.push(literal);
+  }
+
+  addComparison(left: ColumnRef, right: ColumnRef): void {
+    if (sameColumn(left, right)) return;
+    const known = this.comparedColumns.some((pair) =>
+      (sameColumn(pair.left, left) && sameColumn(pair.right, right))
+      || (sameColumn(pair.left, right) && sameColumn(pair.right, left)));
+    if (!known) this.comparedColumns.push({ left, right });
+  }
+
+  get isEmpty(): boolean {
+    return this.params.length === 0 && this.arrayParams.length === 0 && this.literals.length === 0
+      && this.comparedColumns.length === 0 && this.copyFrom === undefined;
+  }
+}
+
+function addTarget(targets: ParamTarget[], param: number, column: ColumnRef): void {
+  if (!targets.some((target) => target.param === param && sameColumn(target.column, column))) {
+    targets.push({ param, column });
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * What each kind of top-level statement means for protected columns. Queries and writes are
+ * analysed; wrappers (EXPLAIN, PREPARE, DECLARE, CREATE TABLE AS, CREATE VIEW) analyse what they
+ * wrap; utility statements that carry no values into columns pass; anything else pgveil does not
+ * understand (DO, CALL, CREATE FUNCTION, CREATE RULE…) is refused when its text names a table
+ * with protected columns — fail closed, but without blocking unrelated DDL.
+ */
+import type { AlterTableStmt, IndexStmt, Node } from 'libpg-query';
+import type { AnalysisContext } from './analysisContext.js';
+import { analyseCopy } from './copyStatement.js';
+import { analyseExpression } from './expressionAnalyser.js';
+import { Scope } from './nameScope.js';
+import { nodeType } from './parseTree.js';
+import { findProtectedTableMention } from './protectedNameScan.js';
+import { relationItem } from './queryAnalyser.js';
+import { rejectColumn, rejectStatement } from './statementFindings.js';
+
+/** Utility statements that put no value into any column (names as in the parse tree). */
+const VALUE_FREE_STATEMENTS = new Set([
+  'TransactionStmt', 'VariableSetStmt', 'VariableShowStmt', 'DiscardStmt', 'ListenStmt', 'UnlistenStmt',
+  'NotifyStmt', 'LockStmt', 'TruncateStmt', 'VacuumStmt', 'ExecuteStmt', 'DeallocateStmt',
+  'ClosePortalStmt', 'FetchStmt', 'CheckPointStmt', 'GrantStmt', 'GrantRoleStmt', 'CommentStmt',
+  'DropStmt', 'RenameStmt', 'ReindexStmt', 'ClusterStmt', 'RefreshMatViewStmt', 'CreateStmt',
+  'CreateSeqStmt', 'AlterSeqStmt', 'CreateExtensionStmt', 'AlterExtensionStmt', 'CreateRoleStmt',
+  'AlterRoleStmt', 'AlterRoleSetStmt', 'DropRoleStmt', 'CreatedbStmt', 'DropdbStmt', 'AlterDatabaseStmt',
+  'AlterDatabaseSetStmt', 'AlterOwnerStmt', 'AlterObjectSchemaStmt', 'ConstraintsSetStmt',
+  'CreateEnumStmt', 'AlterEnumStmt', 'CompositeTypeStmt', 'LoadStmt', 'AlterDefaultPrivilegesStmt',
+  'DropOwnedStmt', 'ReassignOwnedStmt', 'CreateStatsStmt', 'AlterSystemStmt', 'CreateTableSpaceStmt',
+  'DropTableSpaceStmt', 'AlterTableSpaceOptionsStmt', 'ReturnStmt',
+]);
+
+/** The statement's own text, for the name scan of statements pgveil does not understand. */
+export interface StatementSource {
+  readonly text: string;
+}
+
+export function analyseStatement(node: Node | undefined, context: AnalysisContext, source: StatementSource): void {
+  if (node === undefined) return;
+  if ('SelectStmt' in node || 'InsertStmt' in node || 'UpdateStmt' in node || 'DeleteStmt' in node || 'MergeStmt' in node) {
+    context.subquery(node, new Scope(undefined));
+  } else if ('ExplainStmt' in node) {
+    analyseStatement(node.ExplainStmt.query, context, source);
+  } else if ('DeclareCursorStmt' in node) {
+    analyseStatement(node.DeclareCursorStmt.query, context, source);
+  } else if ('CreateTableAsStmt' in node) {
+    analyseStatement(node.CreateTableAsStmt.query, context, source);
+  } else if ('ViewStmt' in node) {
+    analyseStatement(node.ViewStmt.query, context, source);
+  } else if ('PrepareStmt' in node) {
+    analyseStatement(node.PrepareStmt.query, context, source);
+    refuseParametersOfPrepare(context);
+  } else if ('CopyStmt' in node) {
+    analyseCopy(node.CopyStmt, context);
+  } else if ('CreateSchemaStmt' in node) {
+    for (const element of node.CreateSchemaStmt.schemaElts ?? []) analyseStatement(element, context, source);
+  } else if ('IndexStmt' in node) {
+    analyseIndex(node.IndexStmt, context);
+  } else if ('AlterTableStmt' in node) {
+    checkAlterTable(node.AlterTableStmt, context);
+  } else if ('CreateTrigStmt' in node && node.CreateTrigStmt.whenClause === undefined) {
+    // A trigger without WHEN only names a function; the function's own body is checked when created.
+  } else if (!VALUE_FREE_STATEMENTS.has(nodeType(node) ?? '')) {
+    refuseIfMentionsProtectedTable(nodeType(node) ?? 'statement', context, source);
+  }
+}
+
+function refuseIfMentionsProtectedTable(kind: string, context: AnalysisContext, source: StatementSource): void {
+  const table = findProtectedTableMention(source.text, context.relations.schema, context.relations);
+  if (table !== undefined) {
+    rejectStatement(`pgveil refused the statement: ${kind} mentions protected table ${table}, and pgveil cannot analyse how it uses its protected columns`, undefined);
+  }
+}
+
+/**
+ * SQL-level PREPARE: EXECUTE's arguments arrive as SQL text pgveil would have to map to the
+ * prepared statement, so parameters feeding protected columns are refused here. EXECUTE itself is
+ * then safe to pass: no prepared statement in the session has such parameters.
+ */
+function refuseParametersOfPrepare(context: AnalysisContext): void {
+  const target = context.findings.params[0] ?? context.findings.arrayParams[0];
+  if (target !== undefined) {
+    rejectColumn(target.column, `PREPARE parameter $${target.param} feeds it, and EXECUTE arguments cannot be protected; use the extended protocol (Parse/Bind) instead`, undefined);
+  }
+}
+
+/** CREATE INDEX: a partial index's WHERE compares like any predicate (its constants get protected). */
+function analyseIndex(index: IndexStmt, context: AnalysisContext): void {
+  if (index.relation === undefined) return;
+  const scope = new Scope(undefined);
+  scope.items.push(relationItem(index.relation, scope, context));
+  for (const element of index.indexParams ?? []) {
+    if ('IndexElem' in element) analyseExpression(element.IndexElem.expr, scope, 'read', context);
+  }
+  analyseExpression(index.whereClause, scope, 'predicate', context);
+}
+
+/** ALTER TABLE may not give a protected column a plaintext default or rewrite its tokens. */
+function checkAlterTable(alter: AlterTableStmt, context: AnalysisContext): void {
+  const relation = alter.relation;
+  if (relation === undefined) return;
+  const info = context.relations.table(relation.schemaname, relation.relname ?? '');
+  if (info?.hasProtectedColumns !== true) return;
+  for (const node of alter.cmds ?? []) {
+    if (!('AlterTableCmd' in node)) continue;
+    const command = node.AlterTableCmd;
+    const column = info.columns.find((candidate) => candidate.ref.column === command.name);
+    if (column?.protected !== true) continue;
+    if (command.subtype === 'AT_ColumnDefault' && command.def !== undefined) {
+      rejectColumn(column.ref, 'ALTER TABLE … SET DEFAULT would store a plaintext default in it', relation.location);
+    }
+    const definition = command.def;
+    if (command.subtype === 'AT_AlterColumnType' && definition !== undefined && 'ColumnDef' in definition
+      && definition.ColumnDef.raw_default !== undefined) {
+      rejectColumn(column.ref, 'ALTER COLUMN … TYPE … USING would rewrite its stored tokens', relation.location);
+    }
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * INSERT, UPDATE, DELETE and MERGE: which value lands in which protected column of the target,
+ * plus their WHERE/ON predicates and RETURNING lists. Each returns its RETURNING columns, which is
+ * what a data-modifying CTE yields to the rest of the statement.
+ */
+import type {
+  DeleteStmt, InsertStmt, MergeStmt, MergeWhenClause, Node, OnConflictClause, RangeVar,
+  ReturningClause, UpdateStmt,
+} from 'libpg-query';
+import type { AnalysisContext } from './analysisContext.js';
+import { assignValue } from './columnAssignment.js';
+import { analyseExpression } from './expressionAnalyser.js';
+import {
+  columnAt, isProtectedOrigin, Scope, tableColumns, UNKNOWN_COLUMNS, type OutputColumn, type RangeItem,
+} from './nameScope.js';
+import { nodeLocation } from './parseTree.js';
+import { defineCtes, fromItems, relationItem, targetListOutputs } from './queryAnalyser.js';
+import { sameColumn, type TableColumn, type TableInfo } from './relationLookup.js';
+import { rejectColumn } from './statementFindings.js';
+
+interface WriteTarget {
+  readonly info: TableInfo | undefined;
+  readonly item: RangeItem;
+}
+
+function writeTarget(relation: RangeVar | undefined, scope: Scope, context: AnalysisContext): WriteTarget {
+  if (relation === undefined) return { info: undefined, item: { name: undefined, columns: [UNKNOWN_COLUMNS] } };
+  const info = context.relations.table(relation.schemaname, relation.relname ?? '');
+  return { info, item: relationItem(relation, scope, context) };
+}
+
+function columnOf(target: WriteTarget, name: string | undefined): TableColumn | undefined {
+  return target.info?.columns.find((column) => column.ref.column === name);
+}
+
+export function analyseInsert(insert: InsertStmt, outer: Scope | undefined, context: AnalysisContext): OutputColumn[] {
+  const scope = new Scope(outer);
+  defineCtes(insert.withClause, scope, context);
+  const target = writeTarget(insert.relation, scope, context);
+  const columns = insertColumns(insert.cols, target);
+  const source = insert.selectStmt;
+  if (source !== undefined && 'SelectStmt' in source && source.SelectStmt.valuesLists !== undefined
+    && (source.SelectStmt.op ?? 'SETOP_NONE') === 'SETOP_NONE') {
+    for (const row of source.SelectStmt.valuesLists) {
+      const items = 'List' in row ? row.List.items ?? [] : [];
+      items.forEach((item, index) => writeValue(columns[index], item, scope, context));
+    }
+  } else if (source !== undefined) {
+    const outputs = context.subquery(source, scope);
+    columns.forEach((column, index) => {
+      if (column?.protected !== true) return;
+      const origin = columnAt(outputs, index);
+      if (origin !== undefined && isProtectedOrigin(origin) && sameColumn(origin.column, column.ref)) return;
+      rejectColumn(column.ref, 'INSERT … SELECT feeds it values pgveil cannot protect (use INSERT … VALUES with parameters)', nodeLocation(source));
+    });
+  }
+  if (insert.onConflictClause !== undefined) analyseOnConflict(insert.onConflictClause, target, scope, context);
+  return returningOutputs(insert.returningClause, target, scope, context);
+}
+
+/** The target column each VALUES position feeds; an INSERT without a list fills all, in order. */
+function insertColumns(cols: readonly Node[] | undefined, target: WriteTarget): (TableColumn | undefined)[] {
+  if (cols === undefined) return [...(target.info?.columns ?? [])];
+  return cols.map((node) => {
+    if (!('ResTarget' in node)) return undefined;
+    const column = columnOf(target, node.ResTarget.name);
+    if (column?.protected === true && node.ResTarget.indirection !== undefined) {
+      rejectColumn(column.ref, 'writing into a field or element of it cannot be protected', node.ResTarget.location);
+    }
+    return column;
+  });
+}
+
+function writeValue(column: TableColumn | undefined, value: Node, scope: Scope, context: AnalysisContext): void {
+  if (column?.protected === true) assignValue(column.ref, value, scope, context);
+  else analyseExpression(value, scope, 'read', context);
+}
+
+function analyseOnConflict(clause: OnConflictClause, target: WriteTarget, outer: Scope, context: AnalysisContext): void {
+  const scope = new Scope(outer);
+  // EXCLUDED is the row proposed for insertion: its protected values are already protected.
+  scope.items.push(target.item, { name: 'excluded', columns: target.info === undefined ? [UNKNOWN_COLUMNS] : tableColumns(target.info) });
+  analyseExpression(clause.infer?.whereClause, scope, 'predicate', context);
+  analyseAssignments(clause.targetList, target, scope, context);
+  analyseExpression(clause.whereClause, scope, 'predicate', context);
+}
+
+/** SET col = value, SET (a, b) = (…), SET (a, b) = (SELECT …). */
+function analyseAssignments(targets: readonly Node[] | undefined, target: WriteTarget, scope: Scope, context: AnalysisContext): void {
+  for (const node of targets ?? []) {
+    if (!('ResTarget' in node)) continue;
+    const { name, indirection, val, location } = node.ResTarget;
+    if (val === undefined) continue;
+    const column = columnOf(target, name);
+    if (column?.protected === true && indirection !== undefined) {
+      rejectColumn(column.ref, 'writing into a field or element of it cannot be protected', location);
+    }
+    if (!('MultiAssignRef' in val)) {
+      writeValue(column, val, scope, context);
+      continue;
+    }
+    const { source, colno } = val.MultiAssignRef;
+    const position = (colno ?? 1) - 1;
+    if (source !== undefined && 'RowExpr' in source) {
+      const item = source.RowExpr.args?.[position];
+      if (item !== undefined) writeValue(column, item, scope, context);
+    } else if (source !== undefined && 'SubLink' in source && source.SubLink.subselect !== undefined) {
+      const origin = columnAt(context.subquery(source.SubLink.subselect, scope), position);
+      if (column?.protected === true && !(origin !== undefined && isProtectedOrigin(origin) && sameColumn(origin.column, column.ref))) {
+        rejectColumn(column.ref, 'the value assigned to it comes from a subquery pgveil cannot protect', location);
+      }
+    } else if (column?.protected === true) {
+      rejectColumn(column.ref, 'the value assigned to it comes from a row expression pgveil cannot map', location);
+    }
+  }
+}
+
+export function analyseUpdate(update: UpdateStmt, outer: Scope | undefined, context: AnalysisContext): OutputColumn[] {
+  const scope = new Scope(outer);
+  defineCtes(update.withClause, scope, context);
+  const target = writeTarget(update.relation, scope, context);
+  scope.items.push(target.item);
+  for (const item of update.fromClause ?? []) scope.items.push(...fromItems(item, scope, context));
+  analyseAssignments(update.targetList, target, scope, context);
+  analyseExpression(update.whereClause, scope, 'predicate', context);
+  return returningOutputs(update.returningClause, target, scope, context);
+}
+
+export function analyseDelete(statement: DeleteStmt, outer: Scope | undefined, context: AnalysisContext): OutputColumn[] {
+  const scope = new Scope(outer);
+  defineCtes(statement.withClause, scope, context);
+  const target = writeTarget(statement.relation, scope, context);
+  scope.items.push(target.item);
+  for (const item of statement.usingClause ?? []) scope.items.push(...fromItems(item, scope, context));
+  analyseExpression(statement.whereClause, scope, 'predicate', context);
+  return returningOutputs(statement.returningClause, target, scope, context);
+}
+
+export function analyseMerge(merge: MergeStmt, outer: Scope | undefined, context: AnalysisContext): OutputColumn[] {
+  const scope = new Scope(outer);
+  defineCtes(merge.withClause, scope, context);
+  const target = writeTarget(merge.relation, scope, context);
+  scope.items.push(target.item);
+  if (merge.sourceRelation !== undefined) scope.items.push(...fromItems(merge.sourceRelation, scope, context));
+  analyseExpression(merge.joinCondition, scope, 'predicate', context);
+  for (const node of merge.mergeWhenClauses ?? []) {
+    if ('MergeWhenClause' in node) analyseMergeAction(node.MergeWhenClause, target, scope, context);
+  }
+  return returningOutputs(merge.returningClause, target, scope, context);
+}
+
+function analyseMergeAction(action: MergeWhenClause, target: WriteTarget, scope: Scope, context: AnalysisContext): void {
+  analyseExpression(action.condition, scope, 'predicate', context);
+  if (action.commandType === 'CMD_UPDATE') analyseAssignments(action.targetList, target, scope, context);
+  if (action.commandType === 'CMD_INSERT') {
+    const columns = insertColumns(action.targetList, target);
+    (action.values ?? []).forEach((value, index) => writeValue(columns[index], value, scope, context));
+  }
+}
+
+/** RETURNING reads the written rows (and, since PostgreSQL 18, `old` and `new`). */
+function returningOutputs(clause: ReturningClause | undefined, target: WriteTarget, scope: Scope, context: AnalysisContext): OutputColumn[] {
+  if (clause === undefined) return [];
+  const returningScope = new Scope(scope);
+  returningScope.items.push(
+    ...(scope.items.includes(target.item) ? scope.items : [target.item, ...scope.items]),
+    { name: 'old', columns: target.item.columns, hiddenFromStar: true },
+    { name: 'new', columns: target.item.columns, hiddenFromStar: true },
+  );
+  return targetListOutputs(clause.exprs, returningScope, context);
+}

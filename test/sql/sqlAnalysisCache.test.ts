@@ -1,0 +1,72 @@
+/** The LRU of analyses, and analysis throughput (logged, not asserted: timings are noisy). */
+import { describe, expect, it } from 'vitest';
+import { analyseSql, SqlAnalysisCache } from '../../src/proxy/sql/index.js';
+import { testSchema } from './sqlTestSchema.js';
+import { useSqlParser } from './sqlTestHelpers.js';
+
+useSqlParser();
+
+describe('SqlAnalysisCache', () => {
+  it('returns the same analysis for the same text and schema key, and asks the schema once', () => {
+    const cache = new SqlAnalysisCache();
+    const schema = testSchema();
+    const first = cache.analyse('SELECT * FROM customers WHERE ssn = $1', schema, 'g1');
+    const calls = schema.resolveCalls;
+    expect(cache.analyse('SELECT * FROM customers WHERE ssn = $1', schema, 'g1')).toBe(first);
+    expect(schema.resolveCalls).toBe(calls);
+    expect(cache.hits).toBe(1);
+  });
+
+  it('analyses again under another schema key (policy reload, other search_path)', () => {
+    const cache = new SqlAnalysisCache();
+    const schema = testSchema();
+    const first = cache.analyse('SELECT * FROM customers WHERE ssn = $1', schema, 'g1');
+    expect(cache.analyse('SELECT * FROM customers WHERE ssn = $1', schema, 'g2')).not.toBe(first);
+  });
+
+  it('evicts the least recently used entry', () => {
+    const cache = new SqlAnalysisCache({ maxEntries: 2 });
+    const schema = testSchema();
+    const a = cache.analyse('SELECT 1', schema, 'g');
+    cache.analyse('SELECT 2', schema, 'g');
+    cache.analyse('SELECT 1', schema, 'g');
+    cache.analyse('SELECT 3', schema, 'g');
+    expect(cache.size).toBe(2);
+    expect(cache.analyse('SELECT 1', schema, 'g')).toBe(a);
+    cache.analyse('SELECT 2', schema, 'g');
+    expect(cache.misses).toBe(4);
+  });
+
+  it('keeps no analysis holding plaintext constants, and no over-long text', () => {
+    const cache = new SqlAnalysisCache({ maxTextLength: 100 });
+    const schema = testSchema();
+    cache.analyse("SELECT * FROM customers WHERE ssn = '123-45-6789'", schema, 'g');
+    cache.analyse(`SELECT * FROM plain WHERE note = '${'x'.repeat(200)}'`, schema, 'g');
+    expect(cache.size).toBe(0);
+  });
+});
+
+describe('throughput', () => {
+  it('logs analyses per second for typical statements', () => {
+    const schema = testSchema();
+    const statements = {
+      'INSERT with params': 'INSERT INTO customers (name, ssn, email, note) VALUES ($1, $2, $3, $4) RETURNING id',
+      'INSERT with literals': "INSERT INTO customers (name, ssn, email) VALUES ('Ann', '123-45-6789', 'ann@example.com')",
+      'SELECT join': 'SELECT c.name, o.amount FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.ssn = $1 AND o.card = ANY($2)',
+      'unprotected SELECT': 'SELECT * FROM plain WHERE id = $1',
+    };
+    for (const [name, sql] of Object.entries(statements)) {
+      const rounds = 2000;
+      for (let i = 0; i < 2000; i++) analyseSql(sql, schema); // warm-up (JIT)
+      let started = performance.now();
+      for (let i = 0; i < rounds; i++) analyseSql(sql, schema);
+      const uncached = rounds / ((performance.now() - started) / 1000);
+      const cache = new SqlAnalysisCache();
+      started = performance.now();
+      for (let i = 0; i < rounds; i++) cache.analyse(sql, schema, 'g');
+      const cached = rounds / ((performance.now() - started) / 1000);
+      console.log(`sql analysis ${name}: ${Math.round(uncached)} analyses/s uncached, ${Math.round(cached)}/s through the cache`);
+      expect(uncached).toBeGreaterThan(0);
+    }
+  });
+});
