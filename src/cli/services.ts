@@ -1,0 +1,75 @@
+import type { Logger } from 'pino';
+import { startApiServer, type RunningApi } from '../api/server.js';
+import { AccountStore } from '../auth/accountStore.js';
+import { AuthService } from '../auth/authService.js';
+import { systemClock, type Clock } from '../auth/clock.js';
+import type { PgveilConfig } from '../config/configTypes.js';
+import type { Env } from '../config/envOverrides.js';
+import { loadKeyMaterial } from '../config/keySource.js';
+import { createEngine } from '../engine/engine.js';
+import type { Engine } from '../engine/engineTypes.js';
+import { Keyring } from '../keys/keyring.js';
+import { startConfiguredProxy } from '../proxy/policy/configuredProxy.js';
+
+export interface ServicesOptions {
+  logger: Logger;
+  env?: Env;
+  clock?: Clock;
+}
+
+/** Everything `pgveil serve` runs, sharing one engine and one AuthService. */
+export interface RunningServices {
+  engine: Engine;
+  auth: AuthService;
+  /** Absent when api.enabled is false. */
+  api?: RunningApi;
+  /** Applies a reloaded configuration's accounts (the rest needs a restart). */
+  applyConfig(config: PgveilConfig): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the front doors of one configuration. The engine and the auth keys come from the same
+ * master keys, so every instance started with the same configuration and keys is interchangeable.
+ */
+export async function startServices(config: PgveilConfig, opts: ServicesOptions): Promise<RunningServices> {
+  const { logger } = opts;
+  const keys = await loadKeyMaterial(config, opts.env ?? process.env);
+  for (const warning of keys.warnings) logger.warn(warning);
+  const engine = createEngine({ masterKey: keys.masterKey, keyVersion: keys.keyVersion, previousKeys: keys.previousKeys });
+  const keyring = new Keyring([{ version: keys.keyVersion, key: keys.masterKey }, ...keys.previousKeys], keys.keyVersion);
+  const accounts = new AccountStore(config.accounts);
+  const auth = new AuthService({ accounts, keyring, clock: opts.clock ?? systemClock, loginRateLimit: config.api.loginRateLimit });
+
+  const closers: (() => Promise<void>)[] = [];
+  let api: RunningApi | undefined;
+  try {
+    if (config.api.enabled) {
+      api = await startApiServer({ config: config.api, engine, auth, logger });
+      closers.push(() => api?.close() ?? Promise.resolve());
+      logger.info({ url: api.url }, 'protection API listening');
+    }
+    if (config.proxy) {
+      const proxy = await startConfiguredProxy({ config: config.proxy, policiesFile: config.policies, engine, auth, logger });
+      closers.push(() => proxy.close());
+      logger.info({ port: proxy.port }, 'Postgres proxy listening');
+    }
+  } catch (err) {
+    for (const close of closers.reverse()) await close();
+    throw err;
+  }
+
+  const services: RunningServices = {
+    engine,
+    auth,
+    applyConfig(next) {
+      accounts.replaceAll(next.accounts);
+      logger.info({ accounts: next.accounts.length }, 'configuration reloaded: accounts applied');
+    },
+    async close() {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+  if (api) services.api = api;
+  return services;
+}

@@ -1,0 +1,104 @@
+import { spawn } from 'node:child_process';
+import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { main } from '../../src/cli/main.js';
+import { generateMasterKey } from '../../src/keys/masterKey.js';
+import { captureIo, freePort, printedSecrets, waitForHttp } from './support/cliHarness.js';
+
+async function configWithAccount(): Promise<{ file: string; password: string; apiKey: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'pgveil-serve-'));
+  const file = join(dir, 'pgveil.yaml');
+  await copyFile('config/pgveil.example.yaml', file);
+  const io = captureIo();
+  expect(await main(['account', 'add', '--config', file, '--email', 'ops@example.com', '--roles', 'admin'], io)).toBe(0);
+  return { file, ...printedSecrets(io.stdout.join('\n')) };
+}
+
+async function loginAndProtect(url: string, password: string, apiKey: string): Promise<number> {
+  const login = await fetch(`${url}/auth/login`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'ops@example.com', password }),
+  });
+  if (login.status !== 201) return login.status;
+  const t = (await login.json()) as { jwt_token: string; svc_token: string };
+  const res = await fetch(`${url}/api/ccn`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey, authorization: `Bearer ${t.jwt_token}`, 'svc-token': t.svc_token },
+    body: JSON.stringify({ id: 1, operation: 'protect', data: ['4111 1111 1111 1111'], options: { method: 'fpe' } }),
+  });
+  return res.status;
+}
+
+describe('pgveil serve', () => {
+  it('serves the API from the configuration until stopped, reloading accounts on change', async () => {
+    const { file, password, apiKey } = await configWithAccount();
+    const port = await freePort();
+    const stop = new AbortController();
+    const io = captureIo({ PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(port), PGVEIL_LOG_LEVEL: 'warn' }, stop.signal);
+    const running = main(['serve', '--config', file], io);
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHttp(`${url}/healthz`);
+      expect(await loginAndProtect(url, password, apiKey)).toBe(200);
+
+      // Disabling the account in the file ends its access without a restart.
+      const doc = parseDocument(await readFile(file, 'utf8'));
+      doc.setIn(['accounts', 0, 'enabled'], false);
+      await writeFile(file, doc.toString());
+      const deadline = Date.now() + 5000;
+      let status = 0;
+      while (Date.now() < deadline) {
+        status = await loginAndProtect(url, password, apiKey);
+        if (status === 401) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(status).toBe(401);
+    } finally {
+      stop.abort();
+      expect(await running).toBe(0);
+    }
+    expect(io.stderr).toEqual([]);
+  });
+
+  it('stops at start on a configuration mistake with file:line and exit code 2', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pgveil-serve-'));
+    const file = join(dir, 'bad.yaml');
+    await writeFile(file, 'api:\n  listen:\n    port: 8080\n    hots: 0.0.0.0\n');
+    const io = captureIo({});
+    expect(await main(['serve', '--config', file], io)).toBe(2);
+    expect(io.stderr.join('')).toContain(`${file}:4:5: api.listen.hots: unknown setting; valid settings here: host, port`);
+  });
+
+  it('stops at start without a master key, saying how to make one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pgveil-serve-'));
+    const file = join(dir, 'nokey.yaml');
+    await writeFile(file, 'api: { listen: { port: 0 } }\n');
+    const io = captureIo({});
+    expect(await main(['serve', '--config', file], io)).toBe(2);
+    expect(io.stderr.join('')).toContain('pgveil keys generate');
+  });
+
+  it('runs as a process and exits cleanly on SIGTERM', async () => {
+    const { file, password, apiKey } = await configWithAccount();
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', file], {
+      env: { ...process.env, PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/healthz`);
+      expect(await loginAndProtect(`http://127.0.0.1:${port}`, password, apiKey)).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stdout).toContain('protection API listening');
+    for (const secret of [password, apiKey]) expect(stdout).not.toContain(secret);
+  });
+});
