@@ -1,0 +1,64 @@
+/**
+ * Engine throughput: values/s for protect and unprotect per kind and method at batch 1 and
+ * 1 000, and @noble/ciphers' FF1 on the same credit-card digits in the same run as a baseline.
+ * Run: npm run bench (single process, one core).
+ */
+import { FF1 as nobleFF1 } from '@noble/ciphers/ff1.js';
+import fc from 'fast-check';
+import { createEngine, KINDS, type Engine, type Kind, type Method } from '../src/index.js';
+import { ARBITRARY } from '../test/support/samples.js';
+
+const BUDGET_MS = Number(process.env.BENCH_MS ?? 300);
+
+async function rate(run: () => Promise<unknown> | unknown, valuesPerCall: number): Promise<number> {
+  for (let i = 0; i < 3; i++) await run(); // warm-up
+  let calls = 0;
+  const start = process.hrtime.bigint();
+  let elapsed = 0;
+  while (elapsed < BUDGET_MS) {
+    await run();
+    calls++;
+    elapsed = Number(process.hrtime.bigint() - start) / 1e6;
+  }
+  return (calls * valuesPerCall) / (elapsed / 1000);
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US').padStart(11);
+
+async function benchKind(engine: Engine, kind: Kind, method: Method): Promise<string> {
+  const values = fc.sample(ARBITRARY[kind], { numRuns: 1000, seed: 42 });
+  const cells: string[] = [];
+  for (const batch of [1, 1000]) {
+    const data = values.slice(0, batch);
+    const options = { method };
+    const { result } = await engine.protect(kind, data, options);
+    cells.push(fmt(await rate(() => engine.protect(kind, data, options), batch)));
+    cells.push(method === 'mask' ? '          -' : fmt(await rate(() => engine.unprotect(kind, result, options), batch)));
+  }
+  return `${kind.padEnd(8)} ${method.padEnd(9)} ${cells.join(' ')}`;
+}
+
+async function main(): Promise<void> {
+  const engine = createEngine({ masterKey: Buffer.alloc(32, 1) });
+  console.log(`pgveil engine benchmark (values/s, ${BUDGET_MS} ms per cell, node ${process.version})`);
+  console.log(`${'kind'.padEnd(8)} ${'method'.padEnd(9)} ${'protect×1'.padStart(11)} ${'unprot×1'.padStart(11)} ${'protect×1k'.padStart(11)} ${'unprot×1k'.padStart(11)}`);
+  const only = process.env.BENCH_KINDS?.split(',');
+  for (const kind of KINDS) {
+    if (only && !only.includes(kind)) continue;
+    for (const method of ['tokenise', 'fpe', 'mask'] as const) console.log(await benchKind(engine, kind, method));
+  }
+
+  // Baseline: the same 1 000 card numbers' first 15 digits through @noble/ciphers FF1.
+  const cards = fc.sample(ARBITRARY.ccn, { numRuns: 1000, seed: 42 });
+  const key = new Uint8Array(32).fill(1);
+  const noble = nobleFF1(10, key);
+  const numerals = cards.map((c) => c.replace(/\D/g, '').slice(0, 15).split('').map(Number));
+  const nobleRate = await rate(() => { for (const n of numerals) noble.encrypt(n); }, numerals.length);
+  const oursRate = await rate(() => engine.protect('ccn', cards, { method: 'fpe' }), cards.length);
+  console.log('');
+  console.log(`ccn fpe ×1000, pgveil engine (parse + FF1 + Luhn + format): ${fmt(oursRate)} values/s`);
+  console.log(`@noble/ciphers FF1 on the same 15 digits (FF1 alone):       ${fmt(nobleRate)} values/s`);
+  console.log(`ratio pgveil / noble: ${(oursRate / nobleRate).toFixed(1)}×  (target: ≥ 500 000 values/s)`);
+}
+
+await main();

@@ -1,0 +1,172 @@
+/**
+ * `npm run bench:proxy`: pgbench -S (-M prepared and -M simple, -c 8 -j 2) against PostgreSQL
+ * directly, through PgBouncer (session mode), through pgveil, and through a bare Node byte pipe (the
+ * floor for a relay on Node's net), interleaved round by round so that machine noise hits all alike;
+ * then a 2-million-row SELECT streamed through pgveil while its RSS is sampled. Prints medians,
+ * ratios, and the CPU each middle process spent per transaction.
+ *
+ * Environment: PGVEIL_BENCH_SECONDS (default 15), PGVEIL_BENCH_ROUNDS (3), PGVEIL_BENCH_SCALE (10),
+ * PGVEIL_BENCH_ROWS (2000000), PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one),
+ * PGVEIL_BENCH_UPSTREAM=socket (PgBouncer, pgveil and the pipe reach PostgreSQL over its Unix-domain
+ * socket, as when they run on the database host; embedded server only).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { freePort, startTestPostgres } from '../../test/support/postgres.js';
+import { startPgBouncer } from './pgbouncerProcess.js';
+import { streamLargeResult } from './largeResult.js';
+
+const SECONDS = Number(process.env.PGVEIL_BENCH_SECONDS ?? 15);
+const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 3);
+const SCALE = Number(process.env.PGVEIL_BENCH_SCALE ?? 10);
+const ROWS = Number(process.env.PGVEIL_BENCH_ROWS ?? 2_000_000);
+const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
+const run = promisify(execFile);
+
+type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'node-pipe';
+
+interface Target {
+  name: TargetName;
+  env: Record<string, string>;
+  /** The middle process whose CPU time per transaction is measured. */
+  pid?: number;
+}
+
+interface PgbenchRun {
+  tps: number;
+  transactions: number;
+}
+
+/** User + system CPU seconds a process used so far (from /proc). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+async function pgbench(target: Target, mode: 'prepared' | 'simple'): Promise<PgbenchRun> {
+  const { stdout } = await run('pgbench', ['-n', '-S', '-M', mode, '-c', '8', '-j', '2', '-T', String(SECONDS)], {
+    env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', ...target.env },
+    maxBuffer: 1 << 20,
+  });
+  const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout);
+  const transactions = /number of transactions actually processed: (\d+)/.exec(stdout);
+  if (!tps || !transactions) throw new Error(`no tps in pgbench output for ${target.name}:\n${stdout}`);
+  return { tps: Number(tps[1]), transactions: Number(transactions[1]) };
+}
+
+/** Runs one of this folder's process scripts; resolves once it printed its port. */
+function startProcess(script: string, env: Record<string, string>): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(script, import.meta.url).pathname], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`proxy process exited with ${code}`)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      const match = /port=(\d+)/.exec(chunk.toString());
+      if (!match) return;
+      resolve({
+        port: Number(match[1]),
+        pid: child.pid as number,
+        stop: async () => {
+          child.removeAllListeners('exit');
+          const exited = new Promise((done) => child.once('exit', done));
+          child.kill('SIGTERM');
+          await exited;
+        },
+      });
+    });
+  });
+}
+
+function rssMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+const format = (tps: number): string => `${(tps / 1000).toFixed(1)} k`.padStart(9);
+
+async function main(): Promise<void> {
+  const database = await startTestPostgres();
+  const pgveilDatabase = 'bench';
+  const cleanup: Array<() => Promise<void>> = [() => database.stop()];
+  try {
+    const directEnv = { PGHOST: database.host, PGPORT: String(database.port), PGUSER: database.user, PGPASSWORD: database.password, PGDATABASE: database.database };
+    process.stdout.write(`pgbench -i -s ${SCALE} ...\n`);
+    await run('pgbench', ['-i', '-q', '-s', String(SCALE)], { env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', ...directEnv } });
+
+    const overSocket = process.env.PGVEIL_BENCH_UPSTREAM === 'socket';
+    if (overSocket && !database.socketDir) throw new Error('PGVEIL_BENCH_UPSTREAM=socket needs the embedded server');
+    const upstreamHost = overSocket ? (database.socketDir as string) : database.host;
+    const upstream = { host: upstreamHost, port: database.port, user: database.user, password: database.password, sslmode: 'disable' as const };
+    const proxy = await startProcess('./proxyProcess.ts', {
+      PGVEIL_BENCH_PROXY: JSON.stringify({ upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT }),
+    });
+    cleanup.unshift(() => proxy.stop());
+    const pipe = await startProcess('./nodePipeProcess.ts', { PG_HOST: upstreamHost, PG_PORT: String(database.port) });
+    cleanup.unshift(() => pipe.stop());
+    const bouncer = await startPgBouncer({
+      ...upstream, database: database.database, listenPort: await freePort(),
+      clientUser: 'bench', clientPassword: 'bench-password', clientDatabase: pgveilDatabase,
+    });
+    cleanup.unshift(() => bouncer.stop());
+
+    const targets: Target[] = [
+      { name: 'direct', env: directEnv },
+      { name: 'pgbouncer', pid: bouncer.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(bouncer.port), PGUSER: 'bench', PGPASSWORD: 'bench-password', PGDATABASE: pgveilDatabase } },
+      { name: 'pgveil', pid: proxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(proxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } },
+      { name: 'node-pipe', pid: pipe.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(pipe.port) } },
+    ];
+    const modes = ['prepared', 'simple'] as const;
+    const results = new Map<string, number[]>();
+    const cpuPerTransaction = new Map<string, number[]>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const mode of modes) {
+        // Rotate the order each round so no target always runs first.
+        const ordered = targets.map((_, i) => targets[(i + round) % targets.length] as Target);
+        for (const target of ordered) {
+          const cpuBefore = target.pid ? cpuSeconds(target.pid) : 0;
+          const { tps, transactions } = await pgbench(target, mode);
+          const key = `${target.name}/${mode}`;
+          results.set(key, [...(results.get(key) ?? []), tps]);
+          let cpuNote = '';
+          if (target.pid) {
+            const micros = ((cpuSeconds(target.pid) - cpuBefore) * 1e6) / transactions;
+            cpuPerTransaction.set(key, [...(cpuPerTransaction.get(key) ?? []), micros]);
+            cpuNote = `   ${micros.toFixed(1)} µs CPU per transaction`;
+          }
+          process.stdout.write(`round ${round} ${mode.padEnd(8)} ${target.name.padEnd(9)} ${format(tps)} tps${cpuNote}\n`);
+        }
+      }
+    }
+
+    process.stdout.write(`\npgbench -S -c 8 -j 2 -T ${SECONDS}, scale ${SCALE}, median of ${ROUNDS} interleaved rounds, upstream over ${overSocket ? 'the Unix socket' : 'TCP'}\n`);
+    process.stdout.write('mode       direct     pgbouncer  pgveil     node-pipe  pgveil/pgbouncer  pgveil/direct  pgveil/node-pipe\n');
+    for (const mode of modes) {
+      const [d, b, v, p] = (['direct', 'pgbouncer', 'pgveil', 'node-pipe'] as const).map((name) => median(results.get(`${name}/${mode}`) ?? []) as number);
+      const ratio = (x: number, y: number): string => `${(x / y).toFixed(2).padStart(10)} x`;
+      process.stdout.write(`${mode.padEnd(9)} ${format(d as number)}  ${format(b as number)}  ${format(v as number)}  ${format(p as number)}  ${ratio(v as number, b as number)}  ${ratio(v as number, d as number)}  ${ratio(v as number, p as number)}\n`);
+    }
+    process.stdout.write('CPU of the middle process per transaction (median, user + system; steadier than tps on a busy machine):\n');
+    for (const mode of modes) {
+      const [b, v, p] = (['pgbouncer', 'pgveil', 'node-pipe'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
+      process.stdout.write(`${mode.padEnd(9)} pgbouncer ${(b as number).toFixed(1)} µs   pgveil ${(v as number).toFixed(1)} µs   node-pipe ${(p as number).toFixed(1)} µs\n`);
+    }
+
+    const streamed = await streamLargeResult({ port: proxy.port, user: ACCOUNT.email, password: ACCOUNT.password, database: pgveilDatabase }, ROWS, () => rssMiB(proxy.pid, 'VmRSS'));
+    process.stdout.write(`\n${ROWS} rows (${(streamed.bytes / 2 ** 20).toFixed(0)} MiB) streamed through pgveil in ${streamed.seconds.toFixed(1)} s: ` +
+      `proxy RSS max ${streamed.maxRssMiB.toFixed(0)} MiB during the stream, peak (VmHWM) ${rssMiB(proxy.pid, 'VmHWM').toFixed(0)} MiB\n`);
+  } finally {
+    for (const step of cleanup) await step().catch((error: unknown) => process.stderr.write(`cleanup: ${String(error)}\n`));
+  }
+}
+
+await main();
