@@ -10,12 +10,13 @@
  * PGVEIL_BENCH_UPSTREAM=socket (PgBouncer, pgveil and the pipe reach PostgreSQL over its Unix-domain
  * socket, as when they run on the database host; embedded server only).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { freePort, startTestPostgres } from '../../test/support/postgres.js';
 import { startPgBouncer } from './pgbouncerProcess.js';
 import { streamLargeResult } from './largeResult.js';
+import { cpuSeconds, median, startProcess } from './benchProcesses.js';
 
 const SECONDS = Number(process.env.PGVEIL_BENCH_SECONDS ?? 15);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 3);
@@ -38,18 +39,6 @@ interface PgbenchRun {
   transactions: number;
 }
 
-/** User + system CPU seconds a process used so far (from /proc). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
 async function pgbench(target: Target, mode: 'prepared' | 'simple'): Promise<PgbenchRun> {
   const { stdout } = await run('pgbench', ['-n', '-S', '-M', mode, '-c', '8', '-j', '2', '-T', String(SECONDS)], {
     env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', ...target.env },
@@ -59,31 +48,6 @@ async function pgbench(target: Target, mode: 'prepared' | 'simple'): Promise<Pgb
   const transactions = /number of transactions actually processed: (\d+)/.exec(stdout);
   if (!tps || !transactions) throw new Error(`no tps in pgbench output for ${target.name}:\n${stdout}`);
   return { tps: Number(tps[1]), transactions: Number(transactions[1]) };
-}
-
-/** Runs one of this folder's process scripts; resolves once it printed its port. */
-function startProcess(script: string, env: Record<string, string>): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL(script, import.meta.url).pathname], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`proxy process exited with ${code}`)));
-    child.stdout.on('data', (chunk: Buffer) => {
-      const match = /port=(\d+)/.exec(chunk.toString());
-      if (!match) return;
-      resolve({
-        port: Number(match[1]),
-        pid: child.pid as number,
-        stop: async () => {
-          child.removeAllListeners('exit');
-          const exited = new Promise((done) => child.once('exit', done));
-          child.kill('SIGTERM');
-          await exited;
-        },
-      });
-    });
-  });
 }
 
 function rssMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {

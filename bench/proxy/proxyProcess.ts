@@ -1,17 +1,31 @@
 /**
- * Runs pgveil's proxy alone in this process, for the benchmark: options as JSON in PGVEIL_BENCH_PROXY,
- * one account (user/password from the same JSON). Prints `port=<n>` once listening.
+ * Runs pgveil's proxy alone in this process, for the benchmarks: options as JSON in PGVEIL_BENCH_PROXY,
+ * one account (user/password from the same JSON, role `bench`). With `policiesFile` and
+ * `masterKeyHex` the column policies are applied through an engine, as `pgveil serve` does.
+ * Prints `port=<n>` once listening.
  */
 import pino from 'pino';
+import { createEngine } from '../../src/engine/engine.js';
+import { openPolicyStore } from '../../src/policy/index.js';
 import { startProxy, type UpstreamOptions } from '../../src/proxy/index.js';
+import { createPolicyHooks } from '../../src/proxy/policy/index.js';
 
 interface BenchProxyConfig {
   upstream: UpstreamOptions;
   databases: Record<string, string>;
   account: { email: string; password: string };
+  policiesFile?: string;
+  masterKeyHex?: string;
 }
 
 const config = JSON.parse(process.env.PGVEIL_BENCH_PROXY ?? '{}') as BenchProxyConfig;
+const logger = pino({ level: 'warn' });
+let hooks: Awaited<ReturnType<typeof createPolicyHooks>> | undefined;
+if (config.policiesFile !== undefined) {
+  const policies = await openPolicyStore({ file: config.policiesFile, watchFile: false, reloadOnSighup: false });
+  const engine = createEngine({ masterKey: Buffer.from(config.masterKeyHex ?? '', 'hex') });
+  hooks = await createPolicyHooks({ policies, engine, upstream: config.upstream, logger });
+}
 const proxy = await startProxy({
   host: '127.0.0.1',
   port: 0,
@@ -25,9 +39,13 @@ const proxy = await startProxy({
     authenticateDbUser: async (email, secret) =>
       email === config.account.email && secret === config.account.password ? { email, roles: ['bench'] } : null,
   },
-  logger: pino({ level: 'warn' }),
+  logger,
+  ...(hooks ? { hooks: hooks.factory } : {}),
 });
 process.stdout.write(`port=${proxy.port}\n`);
 process.on('SIGTERM', () => {
-  void proxy.close().then(() => process.exit(0));
+  void proxy.close().then(() => {
+    hooks?.close();
+    process.exit(0);
+  });
 });

@@ -1,0 +1,44 @@
+/** Shared by the proxy benchmarks: child processes, their CPU time, medians. */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** User + system CPU seconds a process used so far (from /proc). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/**
+ * Runs one of this folder's process scripts; resolves once it printed its port. Extra Node options
+ * (e.g. `--cpu-prof` to profile the proxy) come from PGVEIL_BENCH_NODE_OPTIONS.
+ */
+export function startProcess(script: string, env: Record<string, string>): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [...(process.env.PGVEIL_BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean), '--import', 'tsx', new URL(script, import.meta.url).pathname], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`proxy process exited with ${code}`)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      const match = /port=(\d+)/.exec(chunk.toString());
+      if (!match) return;
+      resolve({
+        port: Number(match[1]),
+        pid: child.pid as number,
+        stop: async () => {
+          child.removeAllListeners('exit');
+          const exited = new Promise((done) => child.once('exit', done));
+          child.kill('SIGTERM');
+          await exited;
+        },
+      });
+    });
+  });
+}
+
