@@ -84,7 +84,7 @@ describe('statement kinds', () => {
   it.each([
     'ALTER TABLE customers ADD COLUMN phone text DEFAULT $$n/a$$',
     'ALTER TABLE customers ALTER COLUMN ssn SET NOT NULL, ALTER COLUMN note SET DEFAULT $$x$$',
-    'ALTER TABLE customers ALTER COLUMN ssn TYPE varchar(64)',
+    'ALTER TABLE customers ALTER COLUMN note TYPE varchar(64)',
     'CREATE TABLE c2 (LIKE customers INCLUDING ALL)',
     'CREATE TABLE notes (customer_id int REFERENCES customers (id))',
     'CREATE INDEX customers_ssn ON customers (ssn)',

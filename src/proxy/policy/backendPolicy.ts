@@ -127,13 +127,16 @@ export class BackendPolicy {
         else return undefined;
         queue.shift();
         return head.internal ? DROP : undefined;
-      case 0x43: // C CommandComplete
-        if (DDL_TAG.test(commandTag(frame))) {
+      case 0x43: { // C CommandComplete
+        const tag = commandTag(frame);
+        if (DDL_TAG.test(tag)) {
           state.ddlCompleted = true;
           state.catalog.markStale();
         }
+        this.followCommand(head, tag);
         this.endResult(head);
         return undefined;
+      }
       case 0x49: // I EmptyQueryResponse
       case 0x73: // s PortalSuspended
         this.endResult(head);
@@ -148,6 +151,7 @@ export class BackendPolicy {
       case 0x53: { // S ParameterStatus
         const { name, value } = readParameterStatus(frame);
         state.settings.update(name, value);
+        if (name === 'search_path') state.searchPath.reported(value);
         return undefined;
       }
       default:
@@ -212,8 +216,23 @@ export class BackendPolicy {
     this.state.backendEvent();
   }
 
+  /** A statement completed: its effects on search_path, role and transaction now hold. */
+  private followCommand(head: ExpectedReply | undefined, tag: string): void {
+    const searchPath = this.state.searchPath;
+    if (head?.kind === 'execute') {
+      searchPath.completed(head.effects, tag);
+    } else if (head?.kind === 'query') {
+      const effects = head.effects ?? [];
+      const index = head.completedCommands ?? 0;
+      head.completedCommands = index + 1;
+      // Text the parser could not split has one entry: every command it runs counts as it.
+      searchPath.completed(effects[Math.min(index, effects.length - 1)], tag);
+    }
+  }
+
   private error(head: ExpectedReply | undefined): MessageVerdict {
     const state = this.state;
+    state.searchPath.failed();
     this.copyOut = undefined;
     this.queryPlan = undefined;
     if (state.copyIn !== undefined) {
@@ -233,7 +252,9 @@ export class BackendPolicy {
     const state = this.state;
     const status = String.fromCharCode(frame[5] ?? 0x49);
     state.queue.shiftWhile((reply) => reply.kind !== 'sync' && reply.kind !== 'query' && reply.kind !== 'function');
-    state.queue.shift();
+    const answered = state.queue.shift();
+    const domain = answered?.kind === 'sync' || answered?.kind === 'query' || answered?.kind === 'function' ? answered.domain : undefined;
+    state.searchPath.readyForQuery(status, domain);
     this.queryPlan = undefined;
     this.copyOut = undefined;
     state.copyIn = undefined;
@@ -243,6 +264,8 @@ export class BackendPolicy {
       if (state.uncommittedDdl) state.catalog.markStale();
       state.uncommittedDdl = false;
       state.portals.clear();
+      // Messages sent after this Sync may carry DDL of their own: keep what is pending until they are answered.
+      if (state.queue.length === 0) state.pendingSchema.clear();
     } else if (state.ddlCompleted || state.ddlPending) {
       state.uncommittedDdl = true;
     }

@@ -20,6 +20,8 @@ export class DatabaseCatalog {
   private nextMissLoad: Promise<void> | undefined;
   /** Bumped on each new snapshot: part of the SQL analysis cache key. */
   generation = 0;
+  /** Readings started so far (a snapshot's readSequence numbers its reading). */
+  readsStarted = 0;
   /** Names and OIDs still unknown after a refresh made for them → when they were confirmed. */
   private readonly confirmedMissing = new Map<string, number>();
 
@@ -32,6 +34,11 @@ export class DatabaseCatalog {
   /** The current snapshot, or undefined when a load must happen first (see `fresh`). */
   get current(): CatalogSnapshot | undefined {
     return this.stale ? undefined : this.snapshot;
+  }
+
+  /** The last snapshot read, stale or not (undefined before the first read). */
+  get latest(): CatalogSnapshot | undefined {
+    return this.snapshot;
   }
 
   markStale(): void {
@@ -80,8 +87,11 @@ export class DatabaseCatalog {
     // Marked before the read starts: DDL committed during the read is seen by it or by the next.
     this.stale = false;
     this.lastLoadStarted = Date.now();
+    const readSequence = ++this.readsStarted;
     const loading = this.loader(this.database).then(
-      (snapshot) => {
+      (read) => {
+        // Which sessions logged in before this reading started (their defaults may differ).
+        const snapshot: CatalogSnapshot = { ...read, readSequence };
         this.snapshot = snapshot;
         this.generation++;
         this.lastLoad = Date.now();

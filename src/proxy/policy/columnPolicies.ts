@@ -1,11 +1,15 @@
 /**
  * Which policy governs a column of the live database: the policy file names table columns; a
  * partition or inheritance child follows its parent's policy for the same column name, and a plain
- * view column follows the base column it shows. Also the ProtectedSchema the SQL analyser asks.
+ * view column follows the base column it shows. Also the ProtectedSchema the SQL analyser asks,
+ * including which columns show a column stored in plaintext (bare, or computed in a view).
  */
 import type { ColumnPolicy, PolicySet } from '../../policy/index.js';
-import type { ColumnRef, ProtectedSchema, ResolvedTable } from '../sql/index.js';
+import type { ColumnRef, PlaintextSource, ProtectedSchema, ResolvedTable } from '../sql/index.js';
 import { nameKey, type CatalogRelation, type CatalogSnapshot } from './catalogSnapshot.js';
+import { UNKNOWN_SCOPE } from './searchPathResolution.js';
+import { resolveOnPath } from './sessionRelations.js';
+import { PolicyBindings } from './policyBindings.js';
 
 const MAX_DEPTH = 16;
 
@@ -14,14 +18,32 @@ export function protectsWrites(policy: ColumnPolicy): boolean {
   return policy.method !== 'passthrough';
 }
 
+function policyColumn(policy: ColumnPolicy): ColumnRef {
+  return { schema: policy.schema, table: policy.table, column: policy.column };
+}
+
 export class ColumnPolicies implements ProtectedSchema {
   private readonly byAttribute = new Map<string, ColumnPolicy | null>();
+  private readonly plaintextByAttribute = new Map<string, PlaintextSource | null>();
+  private plaintextNames: string[] | undefined;
+  private anyPlaintext: boolean | undefined;
   private readonly resolved = new Map<string, ResolvedTable | null>();
   private protectedNames: string[] | undefined;
+  private policyBindings: PolicyBindings | undefined;
   /** Relation names asked for that this snapshot does not know: a newer catalog may. */
   readonly missed = new Set<string>();
 
   constructor(readonly snapshot: CatalogSnapshot, readonly policies: PolicySet) {}
+
+  /** Which names the policy file binds, through inheritance too (checks on DDL). */
+  get bindings(): PolicyBindings {
+    this.policyBindings ??= new PolicyBindings(this.snapshot, this.policies, (relation) => this.hasProtectedColumns(relation));
+    return this.policyBindings;
+  }
+
+  isPolicyBound(schema: string | undefined, table?: string, column?: string): boolean {
+    return this.bindings.isPolicyBound(schema, table, column);
+  }
 
   /** The policy of a column by relation OID and attnum (as in RowDescription). */
   policyOf(oid: number, attnum: number): ColumnPolicy | undefined {
@@ -52,6 +74,62 @@ export class ColumnPolicies implements ProtectedSchema {
     return origin === undefined ? undefined : this.lookup(origin.oid, origin.attnum, depth + 1);
   }
 
+  /**
+   * What a column shows of a column stored in plaintext (passthrough): itself, through
+   * partitions and plain view columns; or, for a computed view column, a value read from it.
+   */
+  plaintextOf(oid: number, attnum: number): PlaintextSource | undefined {
+    const key = `${oid}:${attnum}`;
+    const known = this.plaintextByAttribute.get(key);
+    if (known !== undefined) return known ?? undefined;
+    const found = this.findPlaintext(oid, attnum, 0);
+    this.plaintextByAttribute.set(key, found ?? null);
+    return found;
+  }
+
+  private findPlaintext(oid: number, attnum: number, depth: number): PlaintextSource | undefined {
+    if (depth > MAX_DEPTH) return undefined;
+    const policy = this.policyOf(oid, attnum);
+    if (policy !== undefined) return protectsWrites(policy) ? undefined : { column: policyColumn(policy), computed: false };
+    const relation = this.snapshot.relations.get(oid);
+    const origin = relation?.origins.get(attnum);
+    if (origin !== undefined) return this.findPlaintext(origin.oid, origin.attnum, depth + 1);
+    for (const source of relation?.computed.get(attnum) ?? []) {
+      const attnums = source.attnum === 0
+        ? this.snapshot.relations.get(source.oid)?.columns.map((column) => column.attnum) ?? []
+        : [source.attnum];
+      for (const sourceAttnum of attnums) {
+        const found = this.findPlaintext(source.oid, sourceAttnum, depth + 1);
+        if (found !== undefined) return { column: found.column, computed: true };
+      }
+    }
+    return undefined;
+  }
+
+  plaintextSource(ref: ColumnRef): PlaintextSource | undefined {
+    this.anyPlaintext ??= this.policies.columns.some((policy) => !protectsWrites(policy));
+    if (!this.anyPlaintext) return undefined;
+    const relation = this.snapshot.byName.get(nameKey(ref.schema, ref.table));
+    if (relation === undefined) {
+      const policy = this.policies.get(ref.schema, ref.table, ref.column);
+      return policy === undefined || protectsWrites(policy) ? undefined : { column: policyColumn(policy), computed: false };
+    }
+    const column = relation.columns.find((candidate) => candidate.name === ref.column);
+    return column === undefined ? undefined : this.plaintextOf(relation.oid, column.attnum);
+  }
+
+  plaintextTableNames(): Iterable<string> {
+    if (this.plaintextNames === undefined) {
+      const names = new Set<string>();
+      for (const policy of this.policies.columns) if (!protectsWrites(policy)) names.add(policy.table);
+      for (const relation of this.snapshot.relations.values()) {
+        if (relation.columns.some((column) => this.plaintextOf(relation.oid, column.attnum) !== undefined)) names.add(relation.table);
+      }
+      this.plaintextNames = [...names];
+    }
+    return this.plaintextNames;
+  }
+
   /** The policy of a column by name (as the SQL analyser reports columns). */
   policyOfColumn(ref: ColumnRef): ColumnPolicy | undefined {
     const relation = this.snapshot.byName.get(nameKey(ref.schema, ref.table));
@@ -71,32 +149,34 @@ export class ColumnPolicies implements ProtectedSchema {
     });
   }
 
+  /**
+   * A relation as written. An unqualified name is resolved here with no session in view, as if
+   * its search_path were unknown (the conservative rule of chooseRelation); a session resolves
+   * unqualified names on its own path with SessionRelations.
+   */
   resolveTable(schema: string | undefined, table: string): ResolvedTable | undefined {
     const key = `${schema ?? ''}\u0000${table}`;
     const known = this.resolved.get(key);
     if (known !== undefined) return known ?? undefined;
-    const relation = schema === undefined ? this.onSearchPath(table) : this.snapshot.byName.get(nameKey(schema, table));
-    if (relation === undefined) this.missed.add(key);
-    const result = relation === undefined
-      ? undefined
-      : { schema: relation.schema, table: relation.table, columns: relation.columns.map((column) => column.name) };
+    let result: ResolvedTable | undefined;
+    if (schema === undefined) {
+      result = resolveOnPath(this, table, UNKNOWN_SCOPE);
+    } else {
+      const relation = this.snapshot.byName.get(nameKey(schema, table));
+      result = relation === undefined ? undefined : this.describeRelation(relation);
+    }
+    if (result === undefined) this.missed.add(key);
     this.resolved.set(key, result ?? null);
     return result;
   }
 
-  /**
-   * An unqualified name: the default search path ("$user", public). pgveil does not follow a
-   * session's own search_path, so it errs on the protected side: when the name also denotes a
-   * relation with protected columns in another schema, that one is assumed.
-   */
-  private onSearchPath(table: string): CatalogRelation | undefined {
-    const found = this.snapshot.byName.get(nameKey(this.snapshot.currentUser, table))
-      ?? this.snapshot.byName.get(nameKey('public', table));
-    if (found !== undefined && this.hasProtectedColumns(found)) return found;
-    const same = this.snapshot.byBareName.get(table) ?? [];
-    const protectedElsewhere = same.find((relation) => this.hasProtectedColumns(relation));
-    // A temporary table (pg_temp_N) shadows the path; it is known, not a miss.
-    return protectedElsewhere ?? found ?? same.find((relation) => relation.schema.startsWith('pg_temp'));
+  describeRelation(relation: CatalogRelation): ResolvedTable {
+    return { schema: relation.schema, table: relation.table, columns: relation.columns.map((column) => column.name) };
+  }
+
+  /** True when some column of the relation has a policy (protected, or plaintext masked on read). */
+  hasColumnPolicies(relation: CatalogRelation): boolean {
+    return relation.columns.some((column) => this.policyOf(relation.oid, column.attnum) !== undefined);
   }
 
   isProtected(column: ColumnRef): boolean {

@@ -7,7 +7,7 @@
  */
 import type { CopyStmt } from 'libpg-query';
 import type { ColumnPolicy } from '../../policy/index.js';
-import type { CopyFromTarget, CopyOptions } from '../sql/index.js';
+import type { CopyFromTarget, CopyOptions, ProtectedSchema } from '../sql/index.js';
 import { copyOptions } from '../sql/copyStatement.js';
 import { stringList } from '../sql/parseTree.js';
 import { parseSql } from '../sql/sqlParser.js';
@@ -55,6 +55,7 @@ function mentionedTables(text: string, names: Iterable<string>): string[] {
  */
 export function copyStreamOf(
   statementText: string, copyFrom: CopyFromTarget | undefined, policies: ColumnPolicies, actions: ReadActions,
+  schema: ProtectedSchema = policies,
 ): CopyStream | undefined {
   const copy = copyNode(statementText);
   if (copy === undefined || copy.filename !== undefined || copy.is_program === true) return undefined;
@@ -69,7 +70,9 @@ export function copyStreamOf(
     return { direction: 'out', columnCount: 0, columns: [], options: undefined };
   }
   const relation = copy.relation;
-  const table = relation === undefined ? undefined : policies.resolveTable(relation.schemaname, relation.relname ?? '');
+  // An unqualified name resolves on the session's search_path (`schema`).
+  const table = relation === undefined ? undefined : schema.resolveTable(relation.schemaname, relation.relname ?? '');
+  if (table?.refusal !== undefined) throw unsupportedRefusal(table.refusal);
   if (table === undefined) return { direction: 'out', columnCount: 0, columns: [], options: undefined };
   const names = copy.attlist === undefined ? table.columns : stringList(copy.attlist);
   const columns: CopyOutColumn[] = [];

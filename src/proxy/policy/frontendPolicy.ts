@@ -7,12 +7,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
+import { schemaFactsOf } from '../sql/index.js';
 import { rewriteBind } from './bindRewriter.js';
 import { CopyInRewriter } from './copyInRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import type { PortalInfo, StatementInfo } from './replyQueue.js';
-import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './statementRewriter.js';
+import { preparedPathRefusal } from './preparedStatementPath.js';
+import { analyse, changesCatalog, planSignature, rewriteStatement, type RewrittenStatement } from './statementRewriter.js';
 import {
   bindMessage, copyData, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage,
   queryMessage, readBind, readExecutePortal, readParse, readTarget,
@@ -39,7 +41,7 @@ export class FrontendPolicy {
     if (state.copyIn !== undefined && type !== 'S' && type !== 'H') state.copyIn = undefined; // the client left COPY mode
     if (type === 'S') {
       state.discarding = false;
-      state.queue.push({ kind: 'sync' });
+      state.queue.push({ kind: 'sync', domain: state.searchPath.syncDomain() });
       return undefined;
     }
     // PostgreSQL skips everything up to Sync after an error (and so does pgveil after a refusal).
@@ -56,53 +58,60 @@ export class FrontendPolicy {
     }
   }
 
-  private async analysed(sql: string): Promise<RewrittenStatement> {
+  /** `domain`: the search_path failure domain of the message (SessionSearchPath). */
+  private async analysed(sql: string, domain: number): Promise<RewrittenStatement> {
     const state = this.state;
     let policies = await state.policies();
-    let context = state.statementContext(policies);
-    let unsure = state.ddlPending || state.uncommittedDdl;
-    let misses = unsure ? new Set<string>() : undefined;
+    if (state.wantsNewerDefault(policies)) {
+      // The session's default search_path may be newer than this reading: read after its login.
+      await state.catalog.afterMiss();
+      policies = await state.policies();
+    }
+    let context = state.statementContext(policies, domain);
     const missedBefore = new Set(policies.missed);
-    let analysis = analyse(sql, context, misses);
+    let analysis = analyse(sql, context);
     const missedNow = [...policies.missed].filter((key) => !missedBefore.has(key) && !state.catalog.recentlyConfirmedMissing(key));
     if (missedNow.length > 0) {
       // A relation the catalog does not know (created by another session since the last load):
       // look again before deciding it has no protected columns.
       await state.catalog.afterMiss();
       policies = await state.policies();
-      context = state.statementContext(policies);
-      misses = unsure ? new Set<string>() : undefined;
-      analysis = analyse(sql, context, misses);
+      context = state.statementContext(policies, domain);
+      analysis = analyse(sql, context);
       state.catalog.confirmMissing(missedNow.filter((key) => policies.missed.has(key)));
-    }
-    if (!unsure && analysis.statements.length > 1 && changesCatalog(analysis)) {
-      // DDL and statements after it in one text: the later ones may name what the DDL creates.
-      unsure = true;
-      misses = new Set<string>();
-      analysis = analyse(sql, context, misses);
     }
     const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql));
     if (settingsRefusal) throw settingsRefusal;
-    if (misses !== undefined && misses.size > 0) {
-      throw unsupportedRefusal(`pgveil refused the statement: it names relation ${[...misses][0] ?? ''}, which pgveil cannot see yet (DDL of this session not yet committed or answered); send it after the DDL commits`);
+    // DDL this session sent may be invisible to the catalog (uncommitted, or unanswered), and DDL
+    // earlier in this text certainly is: statements that rely on what it changed are refused
+    // (before rewriting: the analysis of such a statement used column lists that may be wrong).
+    const unsure = state.ddlPending || state.uncommittedDdl;
+    const facts = unsure || !state.pendingSchema.isEmpty || changesCatalog(analysis) ? schemaFactsOf(sql) : undefined;
+    if (facts !== undefined) {
+      const refusal = state.pendingSchema.check(facts, policies, unsure);
+      if (refusal !== undefined) throw refusal;
     }
     const rewritten = await rewriteStatement(sql, analysis, context);
+    if (facts !== undefined) state.pendingSchema.record(facts, policies);
     if (rewritten.changesCatalog) state.ddlPending = true;
     return rewritten;
   }
 
   private async query(frame: Buffer): Promise<MessageVerdict> {
     const sql = frame.toString('utf8', 5, frame.length - 1);
+    const searchPath = this.state.searchPath;
+    const domain = searchPath.queryDomain();
     let rewritten: RewrittenStatement;
     try {
-      rewritten = await this.analysed(sql);
+      rewritten = await this.analysed(sql, domain);
     } catch (error) {
       if (!isRefusal(error)) throw error;
       this.state.services.metrics.refusals++;
-      this.state.queue.push({ kind: 'query', copies: [], refusal: error.toErrorResponse() });
+      this.state.queue.push({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain });
       return queryMessage(FAILING_SQL);
     }
-    this.state.queue.push({ kind: 'query', copies: [...rewritten.copies] });
+    const effects = rewritten.analysis.statements.map((statement) => searchPath.sent(domain, statement.sessionEffects ?? []));
+    this.state.queue.push({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0 });
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
   }
 
@@ -111,7 +120,7 @@ export class FrontendPolicy {
     const parse = readParse(frame);
     let rewritten: RewrittenStatement;
     try {
-      rewritten = await this.analysed(parse.sql);
+      rewritten = await this.analysed(parse.sql, state.searchPath.messageDomain());
     } catch (error) {
       if (!isRefusal(error)) throw error;
       state.services.metrics.refusals++;
@@ -122,6 +131,8 @@ export class FrontendPolicy {
     }
     state.statements.set(parse.name, {
       params: rewritten.params, paramTypes: [...parse.paramTypes], copies: rewritten.copies, fields: undefined, describeRequested: false,
+      sessionEffects: rewritten.analysis.statements[0]?.sessionEffects ?? [],
+      sql: parse.sql, resolutionKey: rewritten.resolutionKey, planSignature: planSignature(rewritten.analysis),
     });
     state.queue.push({ kind: 'parse' });
     return rewritten.sql === parse.sql ? undefined : parseMessage({ ...parse, sql: rewritten.sql });
@@ -132,6 +143,17 @@ export class FrontendPolicy {
     const bind = readBind(frame);
     const statement = state.statements.get(bind.statement);
     state.portals.set(bind.portal, { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false });
+    // The server resolves the statement's names again if the search_path changed since Parse.
+    const pathRefusal = statement === undefined ? undefined : preparedPathRefusal(state, statement, state.searchPath.messageDomain());
+    if (pathRefusal instanceof Promise) {
+      return pathRefusal.then((refusal) => (refusal === undefined ? this.bindOnPath(frame, bind, statement) : this.refuseBind(bind, refusal)));
+    }
+    if (pathRefusal !== undefined) return this.refuseBind(bind, pathRefusal);
+    return this.bindOnPath(frame, bind, statement);
+  }
+
+  private bindOnPath(frame: Buffer, bind: ReturnType<typeof readBind>, statement: StatementInfo | undefined): MessageVerdict | Promise<MessageVerdict> {
+    const state = this.state;
     if (statement === undefined || statement.params.size === 0) {
       state.queue.push({ kind: 'bind' });
       return undefined;
@@ -144,13 +166,18 @@ export class FrontendPolicy {
       },
       (error: unknown) => {
         if (!isRefusal(error)) throw error;
-        state.services.metrics.refusals++;
-        state.portals.delete(bind.portal);
-        state.queue.push({ kind: 'bind', refusal: error.toErrorResponse() });
-        state.discarding = true;
-        return bindMessage({ portal: '', statement: FAILING_STATEMENT, paramFormats: [], values: [], resultFormats: [] });
+        return this.refuseBind(bind, error);
       },
     );
+  }
+
+  private refuseBind(bind: ReturnType<typeof readBind>, refusal: PolicyRefusal): MessageVerdict {
+    const state = this.state;
+    state.services.metrics.refusals++;
+    state.portals.delete(bind.portal);
+    state.queue.push({ kind: 'bind', refusal: refusal.toErrorResponse() });
+    state.discarding = true;
+    return bindMessage({ portal: '', statement: FAILING_STATEMENT, paramFormats: [], values: [], resultFormats: [] });
   }
 
   private describe(frame: Buffer): MessageVerdict {
@@ -183,7 +210,8 @@ export class FrontendPolicy {
       state.queue.push({ kind: 'describe-portal', portal, internal: true });
       prefix = describeMessage('P', name);
     }
-    state.queue.push({ kind: 'execute', portal, copies: [...(portal?.statement?.copies ?? [])] });
+    const effects = state.searchPath.sent(state.searchPath.messageDomain(), portal?.statement?.sessionEffects ?? []);
+    state.queue.push({ kind: 'execute', portal, copies: [...(portal?.statement?.copies ?? [])], effects });
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
   }
 
@@ -198,7 +226,7 @@ export class FrontendPolicy {
   private refuseFunctionCall(): MessageVerdict {
     this.state.services.metrics.refusals++;
     const refusal = unsupportedRefusal('pgveil refused the message: the FunctionCall protocol message is not relayed for sessions with column policies; call the function with SELECT');
-    this.state.queue.push({ kind: 'function', refusal: refusal.toErrorResponse() });
+    this.state.queue.push({ kind: 'function', refusal: refusal.toErrorResponse(), domain: this.state.searchPath.queryDomain() });
     return failingFunctionCall();
   }
 

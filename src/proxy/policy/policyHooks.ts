@@ -65,7 +65,11 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     },
   };
   const factory: SessionHooksFactory = (context) => {
-    const state = new PolicySessionState(services, context.account.roles, context.upstreamDatabase);
+    const state = new PolicySessionState(services, context.account.roles, context.upstreamDatabase, {
+      loginUser: options.upstream.user,
+      ...(context.startupParameters === undefined ? {} : { startupParameters: context.startupParameters }),
+      ...(context.serverParameters.has('search_path') ? { reportedPath: context.serverParameters.get('search_path') } : {}),
+    });
     for (const [name, value] of context.serverParameters) state.settings.update(name, value);
     const frontend = new FrontendPolicy(state);
     const backend = new BackendPolicy(state);

@@ -10,11 +10,26 @@ import type { DatabaseCatalog, CatalogCache } from './catalogCache.js';
 import type { CatalogSnapshot } from './catalogSnapshot.js';
 import type { ColumnPolicies } from './columnPolicies.js';
 import type { CopyInRewriter } from './copyInRewriter.js';
+import { PendingSchemaChanges } from './pendingSchemaChanges.js';
 import type { PolicyMetrics } from './policyMetrics.js';
 import { ReplyQueue, type PortalInfo, type StatementInfo } from './replyQueue.js';
 import { ReadActions } from './resultPlan.js';
+import type { SessionDefaults } from './searchPathResolution.js';
+import { hasPathDependentNames, SessionRelations } from './sessionRelations.js';
+import { SessionSearchPath } from './sessionSearchPath.js';
 import { SessionSettings } from './sessionSettings.js';
+import { initialPathSettings } from './startupSearchPath.js';
 import type { StatementContext } from './statementRewriter.js';
+
+/** What the session's login says about its search_path (see initialPathSettings). */
+export interface SessionLogin {
+  /** The upstream role the session logs in as (the proxy's upstream user). */
+  readonly loginUser?: string;
+  /** The client's startup parameters passed on upstream. */
+  readonly startupParameters?: ReadonlyMap<string, string>;
+  /** search_path from the login's ParameterStatus (PostgreSQL 18+ reports it). */
+  readonly reportedPath?: string;
+}
 
 /** Proxy-wide: one of each per running proxy. */
 export interface PolicyServices {
@@ -55,11 +70,65 @@ export class PolicySessionState {
   uncommittedDdl = false;
   /** A CommandComplete of DDL arrived since the last ReadyForQuery. */
   ddlCompleted = false;
+  /** What that DDL changed, until the catalog can see it (relations to refuse meanwhile). */
+  readonly pendingSchema = new PendingSchemaChanges();
+  /** The session's search_path and role, followed from its statements (the write path's name resolution). */
+  readonly searchPath: SessionSearchPath;
+  /** Catalog readings started before the login (later ones may show a newer default). */
+  private readonly readsBeforeLogin: number;
+  /** The default search_path of the last catalog reading before the login (see sessionDefaults). */
+  private readonly defaultBeforeLogin: string | undefined;
+  /** The default this session logged in with, once settled ({ path: undefined }: not known). */
+  private loginDefault: { readonly path: string | undefined } | undefined;
+  private askedNewerDefault = false;
   private waiters: (() => void)[] = [];
 
-  constructor(readonly services: PolicyServices, roles: readonly string[], database: string) {
+  constructor(readonly services: PolicyServices, roles: readonly string[], database: string, private readonly login: SessionLogin = {}) {
     this.actions = new ReadActions(roles);
     this.catalog = services.catalogs.of(database);
+    this.searchPath = new SessionSearchPath(initialPathSettings(login.startupParameters, login.reportedPath), login.reportedPath);
+    this.readsBeforeLogin = this.catalog.readsStarted;
+    const before = this.catalog.latest;
+    this.defaultBeforeLogin = before === undefined ? undefined : this.readDefault(before);
+  }
+
+  /** The default a reading shows for this session's role, if pgveil can vouch for it. */
+  private readDefault(snapshot: CatalogSnapshot): string | undefined {
+    // Same role, same database: the reading's default is the session's — unless the reader's own
+    // startup options set it (the snapshot then leaves it undefined).
+    return this.login.loginUser !== undefined && snapshot.currentUser === this.login.loginUser ? snapshot.defaultSearchPath : undefined;
+  }
+
+  /**
+   * The default search_path this session logged in with (server, database or role default).
+   * ALTER ROLE/DATABASE … SET applies at login and can run at any time, so one reading does not
+   * say what a session got: pgveil takes the default as known only when the last reading before
+   * the login and the first one after it agree (no change across the login; a change and its
+   * reversal between the two would go unseen), and keeps it for the session's life. Otherwise —
+   * including sessions that logged in before pgveil's first reading of their database — the
+   * session's path counts as unknown until it sets one, and unqualified names resolve
+   * conservatively (fail closed). Not followed: a server-wide default changed in postgresql.conf
+   * and reloaded while sessions run.
+   */
+  private sessionDefaults(snapshot: CatalogSnapshot): SessionDefaults {
+    const loginUser = this.login.loginUser;
+    if (this.loginDefault === undefined && (snapshot.readSequence ?? 0) > this.readsBeforeLogin) {
+      const after = this.readDefault(snapshot);
+      this.loginDefault = { path: after !== undefined && after === this.defaultBeforeLogin ? after : undefined };
+    }
+    return { loginUser, defaultPath: this.loginDefault?.path };
+  }
+
+  /**
+   * True when a catalog reading after the login would settle the session's default path, and it
+   * matters (a bare name of this catalog denotes relations in several schemas, one with column
+   * policies). Asked once per session.
+   */
+  wantsNewerDefault(policies: ColumnPolicies): boolean {
+    if (this.askedNewerDefault || this.loginDefault !== undefined || this.defaultBeforeLogin === undefined) return false;
+    if ((policies.snapshot.readSequence ?? 0) > this.readsBeforeLogin || !hasPathDependentNames(policies)) return false;
+    this.askedNewerDefault = true;
+    return true;
   }
 
   /** The resolver for the current catalog and policies, if the catalog needs no load first. */
@@ -73,12 +142,17 @@ export class PolicySessionState {
     return this.services.columnPolicies(snapshot, this.services.store.current);
   }
 
-  statementContext(policies: ColumnPolicies): StatementContext {
+  /** `domain`: the search_path failure domain of the message analysed (SessionSearchPath). */
+  statementContext(policies: ColumnPolicies, domain = this.searchPath.currentDomain): StatementContext {
+    const tracker = this.searchPath.trackerFor(domain);
+    const schema = new SessionRelations(policies, tracker, this.sessionDefaults(policies.snapshot));
     return {
       policies,
+      schema,
       cache: this.services.analysisCache,
-      // Analyses depend on the database's catalog and the policies: both are in the key.
-      schemaKey: `${this.services.policyGeneration()}:${this.catalog.generation}:${this.catalog.database}`,
+      // Analyses depend on the database's catalog, the policies and the session's path settings
+      // (the whole tracker: a ROLLBACK later in the text returns to what it saved).
+      schemaKey: `${this.services.policyGeneration()}:${this.catalog.generation}:${this.catalog.database}:${tracker.key()}:${schema.resolutionKey}`,
       engine: this.services.engine,
       actions: this.actions,
       dateStyle: this.settings.dateStyle,

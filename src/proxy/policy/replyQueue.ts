@@ -5,12 +5,23 @@
  * CopyInResponse is tied to its COPY statement, and which ErrorResponse answers a message pgveil
  * refused (so it can carry pgveil's message).
  */
+import type { SessionEffect } from '../sql/index.js';
 import type { CopyStream } from './copyTargets.js';
+import type { PendingEffects } from './sessionSearchPath.js';
 import type { ParamPlan } from './statementRewriter.js';
 import type { FieldDescription } from './wireMessages.js';
 
 export interface StatementInfo {
   readonly params: ReadonlyMap<number, ParamPlan>;
+  /** What executing it does to search_path, role and transaction. */
+  readonly sessionEffects?: readonly SessionEffect[];
+  /**
+   * The text as the client sent it, what unqualified names resolved to when it was parsed, and
+   * the digest of its analysis: the server re-resolves names at Bind under the path then in force.
+   */
+  readonly sql?: string;
+  readonly resolutionKey?: string;
+  readonly planSignature?: string;
   /** Declared in Parse; zeros filled in from ParameterDescription when the client describes it. */
   paramTypes: number[];
   readonly copies: readonly CopyStream[];
@@ -27,12 +38,20 @@ export interface PortalInfo {
   describeRequested: boolean;
 }
 
+/**
+ * `domain`: the search_path failure domain the ReadyForQuery of a Query or Sync answers;
+ * `effects`: the session effects each statement applies once it completes (SessionSearchPath).
+ */
 export type ExpectedReply =
-  | { kind: 'parse' | 'bind' | 'close' | 'sync' | 'function'; refusal?: Buffer }
+  | { kind: 'parse' | 'bind' | 'close'; refusal?: Buffer }
+  | { kind: 'sync' | 'function'; refusal?: Buffer; domain?: number }
   | { kind: 'describe-statement'; statement: StatementInfo; internal: boolean; refusal?: Buffer }
   | { kind: 'describe-portal'; portal: PortalInfo; internal: boolean; refusal?: Buffer }
-  | { kind: 'execute'; portal: PortalInfo | undefined; copies: CopyStream[]; refusal?: Buffer }
-  | { kind: 'query'; copies: CopyStream[]; refusal?: Buffer };
+  | { kind: 'execute'; portal: PortalInfo | undefined; copies: CopyStream[]; refusal?: Buffer; effects?: PendingEffects }
+  | {
+    kind: 'query'; copies: CopyStream[]; refusal?: Buffer; domain?: number;
+    effects?: readonly (PendingEffects | undefined)[]; completedCommands?: number;
+  };
 
 export class ReplyQueue {
   private items: ExpectedReply[] = [];

@@ -4,14 +4,19 @@
  * parser's byte offsets, and tell the caller which `$n` feeds which column policy (for Bind) and
  * which COPY streams the text opens.
  */
+import { createHash } from 'node:crypto';
 import type { ColumnPolicy } from '../../policy/index.js';
 import type { Engine } from '../../engine/engineTypes.js';
-import { analyseSql, spliceLiterals, type ColumnRef, type LiteralReplacement, type SqlAnalysis, type SqlAnalysisCache } from '../sql/index.js';
+import {
+  analyseSql, spliceLiterals, type ColumnRef, type LiteralReplacement, type ProtectedSchema, type SqlAnalysis, type SqlAnalysisCache,
+} from '../sql/index.js';
 import { columnName } from '../sql/relationLookup.js';
 import type { ColumnPolicies } from './columnPolicies.js';
 import { copyStreamOf, type CopyStream } from './copyTargets.js';
+import { maskedColumnRefusal } from './maskedColumnGuard.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { ReadActions } from './resultPlan.js';
+import type { SessionRelations } from './sessionRelations.js';
 import { ProtectionBatch } from './valueProtector.js';
 import { normaliseText } from './bindRewriter.js';
 import type { DateStyle } from './dateStyle.js';
@@ -33,14 +38,28 @@ export interface RewrittenStatement {
   readonly copies: readonly CopyStream[];
   /** Statement kinds that change the catalog (the caller refreshes it afterwards). */
   readonly changesCatalog: boolean;
+  /** The analysis it was rewritten from (its statements' session effects, its plan). */
+  readonly analysis: SqlAnalysis;
+  /** What unqualified names resolved to (SessionRelations.resolutionKey). */
+  readonly resolutionKey: string;
+}
+
+/**
+ * A digest of everything an analysis found (targets, columns, refusals): two analyses of one
+ * text with equal digests need the same rewriting. A digest, so no literal value is kept.
+ */
+export function planSignature(analysis: SqlAnalysis): string {
+  const found = analysis.statements.map(({ start: _start, end: _end, sessionEffects: _effects, ...rest }) => rest);
+  return createHash('sha256').update(JSON.stringify(found)).digest('base64');
 }
 
 const READ_WRITE_KINDS = new Set([
   'SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt', 'CopyStmt', 'TransactionStmt',
   'VariableSetStmt', 'VariableShowStmt', 'ExplainStmt', 'ExecuteStmt', 'PrepareStmt', 'DeallocateStmt',
   'DeclareCursorStmt', 'FetchStmt', 'ClosePortalStmt', 'ListenStmt', 'NotifyStmt', 'UnlistenStmt',
-  'LockStmt', 'DiscardStmt', 'Empty', 'Unparsed', 'CallStmt', 'DoStmt', 'CheckPointStmt', 'VacuumStmt',
+  'LockStmt', 'DiscardStmt', 'Empty', 'Unparsed', 'CallStmt', 'CheckPointStmt', 'VacuumStmt',
 ]);
+// DO is not among them: its body may run any DDL (migrations do conditional DDL that way).
 
 /** True when a statement of the analysis may change the catalog (DDL and the like). */
 export function changesCatalog(analysis: SqlAnalysis): boolean {
@@ -67,6 +86,8 @@ function columnType(policies: ColumnPolicies, column: ColumnRef): number {
 
 export interface StatementContext {
   readonly policies: ColumnPolicies;
+  /** The session's view of the schema: unqualified names resolved on its search_path. */
+  readonly schema: SessionRelations;
   readonly cache: SqlAnalysisCache;
   readonly schemaKey: string;
   readonly engine: Engine;
@@ -79,27 +100,34 @@ export interface StatementContext {
  * the catalog did not know (a session with DDL not yet visible to pgveil must not use them).
  */
 export function analyse(sql: string, context: StatementContext, misses?: Set<string>): SqlAnalysis {
-  if (misses === undefined) return context.cache.analyse(sql, context.policies, context.schemaKey);
-  const { policies } = context;
-  return analyseSql(sql, {
-    resolveTable: (schema, table) => {
-      const resolved = policies.resolveTable(schema, table);
-      if (resolved === undefined) misses.add(`${schema ?? ''}.${table}`);
-      return resolved;
-    },
-    isProtected: (column) => policies.isProtected(column),
-    protectedTableNames: () => policies.protectedTableNames(),
-  });
+  if (misses === undefined) return context.cache.analyse(sql, context.schema, context.schemaKey);
+  return analyseSql(sql, recordingMisses(context.schema, misses));
+}
+
+/** `schema` answering as before, noting the names it does not know; every other member is its own. */
+function recordingMisses(schema: ProtectedSchema, misses: Set<string>): ProtectedSchema {
+  const recording = Object.create(schema) as ProtectedSchema;
+  recording.resolveTable = (schemaName, table) => {
+    const resolved = schema.resolveTable(schemaName, table);
+    if (resolved === undefined) misses.add(`${schemaName ?? ''}.${table}`);
+    return resolved;
+  };
+  const next = schema.afterStatement?.bind(schema);
+  if (next !== undefined) recording.afterStatement = (effects) => recordingMisses(next(effects), misses);
+  return recording;
 }
 
 /** Throws PolicyRefusal when the text must not be forwarded. */
 export async function rewriteStatement(sql: string, analysis: SqlAnalysis, context: StatementContext): Promise<RewrittenStatement> {
   const { policies } = context;
   if (analysis.rejection !== undefined) throw new PolicyRefusal(analysis.rejection.sqlState, analysis.rejection.message);
+  const masked = maskedColumnRefusal(analysis, policies, context.actions);
+  if (masked !== undefined) throw masked;
   const params = new Map<number, ParamPlan>();
   const copies: CopyStream[] = [];
   let changesCatalog = false;
   const textBytes = Buffer.from(sql, 'utf8');
+  let schemaAt = context.schema; // the search_path in force at each statement of the text
   for (const statement of analysis.statements) {
     if (!READ_WRITE_KINDS.has(statement.type)) changesCatalog = true;
     for (const comparison of statement.comparedColumns) {
@@ -129,9 +157,10 @@ export async function rewriteStatement(sql: string, analysis: SqlAnalysis, conte
     }
     if (statement.type === 'CopyStmt') {
       const text = textBytes.subarray(statement.start, statement.end).toString('utf8');
-      const stream = copyStreamOf(text, statement.copyFrom, policies, context.actions);
+      const stream = copyStreamOf(text, statement.copyFrom, policies, context.actions, schemaAt);
       if (stream !== undefined) copies.push(stream);
     }
+    schemaAt = schemaAt.afterStatement(statement.sessionEffects ?? []);
   }
   const batch = new ProtectionBatch();
   const replacements: LiteralReplacement[] = [];
@@ -147,5 +176,7 @@ export async function rewriteStatement(sql: string, analysis: SqlAnalysis, conte
     params,
     copies,
     changesCatalog,
+    analysis,
+    resolutionKey: context.schema.resolutionKey,
   };
 }

@@ -136,7 +136,7 @@ export class ClientSession {
           issued.release();
           this.end();
         },
-      }, { account, clientDatabase, upstreamDatabase, serverParameters: parameterStatuses(connected.startupMessages) });
+      }, { account, clientDatabase, upstreamDatabase, serverParameters: parameterStatuses(connected.startupMessages), startupParameters: passOn });
       client.cork();
       client.write(authenticationOk());
       for (const message of connected.startupMessages) client.write(message);

@@ -22,6 +22,8 @@ export interface SessionContext {
   readonly upstreamDatabase: string;
   /** ParameterStatus values PostgreSQL reported at login (client_encoding, DateStyle…); later changes arrive as 'S' messages. */
   readonly serverParameters: ReadonlyMap<string, string>;
+  /** The client's startup parameters passed on upstream (user and database excluded): search_path, options… */
+  readonly startupParameters?: ReadonlyMap<string, string>;
   readonly state: ProtocolStateView;
   /**
    * Sends backend messages to the client after the replies to every frontend message forwarded

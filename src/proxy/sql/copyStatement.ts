@@ -8,6 +8,7 @@ import type { CopyStmt, DefElem, Node } from 'libpg-query';
 import type { AnalysisContext } from './analysisContext.js';
 import { analyseExpression } from './expressionAnalyser.js';
 import { Scope } from './nameScope.js';
+import { exposeResultColumns } from './plaintextExposure.js';
 import { relationItem } from './queryAnalyser.js';
 import { stringList } from './parseTree.js';
 import type { CopyColumn, CopyFormat, CopyOptions } from './sqlAnalysisTypes.js';
@@ -15,7 +16,8 @@ import { rejectColumn, rejectStatement } from './statementFindings.js';
 
 export function analyseCopy(copy: CopyStmt, context: AnalysisContext): void {
   if (copy.query !== undefined) {
-    context.subquery(copy.query, new Scope(undefined));
+    // No RowDescription names the columns of a COPY: even a bare column would go out unmasked.
+    exposeResultColumns(context.subquery(copy.query, new Scope(undefined)), 'copy', context);
     return;
   }
   const relation = copy.relation;

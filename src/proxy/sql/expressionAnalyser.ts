@@ -17,6 +17,7 @@ import {
   describeOperator, operandOf, operandPosition, recordLiteral, unprotectableReason, type Operand,
 } from './operands.js';
 import { forEachChild, lastName, nodeLocation, stripCasts } from './parseTree.js';
+import { checkFunctionCall } from './plaintextExposure.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
 
@@ -221,6 +222,7 @@ function analyseCase(expression: CaseExpr, scope: Scope, mode: ExpressionMode, c
 
 function analyseFunction(call: FuncCall, scope: Scope, mode: ExpressionMode, context: AnalysisContext): void {
   const name = lastName(call.funcname);
+  checkFunctionCall(call, scope, context);
   const argumentMode = VALUE_FREE_AGGREGATES.has(name) ? 'read' : mode;
   if (argumentMode === 'predicate') {
     for (const argument of call.args ?? []) {

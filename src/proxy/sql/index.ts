@@ -6,7 +6,11 @@ export { loadSqlParser, isSqlParserLoaded } from './sqlParser.js';
 export { analyseSql } from './sqlAnalyser.js';
 export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';
 export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceLiterals.js';
+export { schemaFactsOf, type RelationName, type SchemaChange, type StatementSchemaFacts } from './schemaChanges.js';
+export { sessionEffectsOf, type SessionEffect, type TransactionAction } from './sessionEffects.js';
+export { parseSearchPath } from './searchPathValue.js';
 export type {
   ColumnComparison, ColumnRef, CopyColumn, CopyFormat, CopyFromTarget, CopyOptions, LiteralTarget,
-  ParamTarget, ProtectedSchema, Rejection, ResolvedTable, SqlAnalysis, StatementAnalysis,
+  ParamTarget, PlaintextExposure, PlaintextSource, ProtectedSchema, Rejection, ResolvedTable, SqlAnalysis,
+  StatementAnalysis,
 } from './sqlAnalysisTypes.js';

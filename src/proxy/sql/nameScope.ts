@@ -5,7 +5,7 @@
  * something else, or nobody-knows (functions in FROM, unknown tables).
  */
 import type { Node } from 'libpg-query';
-import type { ColumnRef } from './sqlAnalysisTypes.js';
+import type { ColumnRef, PlaintextSource } from './sqlAnalysisTypes.js';
 import type { TableInfo } from './relationLookup.js';
 
 export type ColumnOrigin =
@@ -19,6 +19,8 @@ export type ColumnOrigin =
 export interface OutputColumn {
   readonly name: string | undefined;
   readonly origin: ColumnOrigin;
+  /** The plaintext-at-rest column it shows, bare or computed (tracked apart from `origin`). */
+  readonly shows?: PlaintextSource;
 }
 
 export const UNKNOWN_COLUMNS: OutputColumn = { name: undefined, origin: { kind: 'unknown' } };
@@ -36,14 +38,15 @@ export interface RangeItem {
 }
 
 export type Resolution =
-  | { readonly kind: 'column'; readonly origin: ColumnOrigin }
+  | { readonly kind: 'column'; readonly origin: ColumnOrigin; readonly shows?: PlaintextSource }
   | { readonly kind: 'wholeRow'; readonly item: RangeItem }
   | { readonly kind: 'unresolved' };
 
 export function tableColumns(info: TableInfo): OutputColumn[] {
-  return info.columns.map((column) => ({
+  return info.columns.map((column): OutputColumn => ({
     name: column.ref.column,
     origin: { kind: 'column', column: column.ref, protected: column.protected },
+    ...(column.plaintext === undefined ? {} : { shows: column.plaintext }),
   }));
 }
 
@@ -59,7 +62,7 @@ export function renameColumns(columns: readonly OutputColumn[], names: readonly 
     if (column.origin.kind === 'unknown' || next >= names.length) {
       renamed.push(column);
     } else {
-      renamed.push({ name: names[next++], origin: column.origin });
+      renamed.push({ ...column, name: names[next++] });
     }
   }
   return renamed;
@@ -67,12 +70,26 @@ export function renameColumns(columns: readonly OutputColumn[], names: readonly 
 
 /** The column called `name` in a list: its origin, `unknown` when an unknown run may hold it. */
 export function findColumn(columns: readonly OutputColumn[], name: string): ColumnOrigin | undefined {
+  return findOutput(columns, name)?.origin;
+}
+
+/** The column called `name` in a list, UNKNOWN_COLUMNS when an unknown run may hold it. */
+export function findOutput(columns: readonly OutputColumn[], name: string): OutputColumn | undefined {
   let mayBeUnknown = false;
   for (const column of columns) {
-    if (column.name === name) return column.origin;
+    if (column.name === name) return column;
     if (column.origin.kind === 'unknown') mayBeUnknown = true;
   }
-  return mayBeUnknown ? { kind: 'unknown' } : undefined;
+  return mayBeUnknown ? UNKNOWN_COLUMNS : undefined;
+}
+
+/** The first plaintext-at-rest column a list of columns (a whole row) shows, if any. */
+export function plaintextOfRow(columns: readonly OutputColumn[]): ColumnRef | undefined {
+  return columns.find((column) => column.shows !== undefined)?.shows?.column;
+}
+
+function columnResolution(column: OutputColumn): Resolution {
+  return column.shows === undefined ? { kind: 'column', origin: column.origin } : { kind: 'column', origin: column.origin, shows: column.shows };
 }
 
 /** The column at a position (INSERT … SELECT), `unknown` once an unknown run comes first. */
@@ -120,8 +137,8 @@ export class Scope {
       const qualifier = names.slice(0, -1);
       const item = this.findItem(qualifier.length > 2 ? qualifier.slice(-2) : qualifier);
       if (item === undefined) return { kind: 'unresolved' };
-      const origin = findColumn(item.columns, names[names.length - 1] as string);
-      return origin === undefined ? { kind: 'unresolved' } : { kind: 'column', origin };
+      const found = findOutput(item.columns, names[names.length - 1] as string);
+      return found === undefined ? { kind: 'unresolved' } : columnResolution(found);
     }
     return { kind: 'unresolved' };
   }
@@ -130,12 +147,12 @@ export class Scope {
     let unknownSeen = false;
     for (let scope: Scope | undefined = this; scope !== undefined; scope = scope.parent) {
       for (const item of scope.items) {
-        const origin = findColumn(item.columns, name);
-        if (origin === undefined) continue;
+        const found = findOutput(item.columns, name);
+        if (found === undefined) continue;
         // A relation nobody knows may or may not hold the name: keep looking for a known one,
         // which is the safe reading (a value compared with it gets protected or refused).
-        if (origin.kind === 'unknown') unknownSeen = true;
-        else return { kind: 'column', origin };
+        if (found.origin.kind === 'unknown') unknownSeen = true;
+        else return columnResolution(found);
       }
     }
     if (unknownSeen) return { kind: 'column', origin: { kind: 'unknown' } };

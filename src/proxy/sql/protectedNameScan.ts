@@ -3,7 +3,7 @@
  * text the parser rejects): a case-insensitive word match, qualified names included. Strings and
  * comments are scanned too — a dynamic `EXECUTE 'INSERT INTO customers …'` hides there.
  */
-import type { RelationLookup } from './relationLookup.js';
+import type { RelationLookup, TableInfo } from './relationLookup.js';
 import type { ProtectedSchema } from './sqlAnalysisTypes.js';
 
 const WORD = /"((?:[^"]|"")+)"|[\p{L}_][\p{L}\p{N}_$]*/gu;
@@ -28,8 +28,19 @@ function wordsOf(text: string): Word[] {
 
 /** The first protected table the text names (as `schema.table` or as written), if any. */
 export function findProtectedTableMention(text: string, schema: ProtectedSchema, relations: RelationLookup): string | undefined {
+  return findTableMention(text, schema.protectedTableNames?.(), relations, (info) => info.hasProtectedColumns);
+}
+
+/** The first relation with plaintext-at-rest columns (ProtectedSchema.plaintextSource) the text names. */
+export function findPlaintextTableMention(text: string, schema: ProtectedSchema, relations: RelationLookup): string | undefined {
+  if (schema.plaintextSource === undefined) return undefined;
+  return findTableMention(text, schema.plaintextTableNames?.(), relations, (info) => info.columns.some((column) => column.plaintext !== undefined));
+}
+
+function findTableMention(
+  text: string, listed: Iterable<string> | undefined, relations: RelationLookup, matches: (info: TableInfo) => boolean,
+): string | undefined {
   const words = wordsOf(text);
-  const listed = schema.protectedTableNames?.();
   if (listed !== undefined) {
     const names = new Set<string>();
     for (const name of listed) names.add(name.toLowerCase());
@@ -41,7 +52,7 @@ export function findProtectedTableMention(text: string, schema: ProtectedSchema,
     if (asked.has(key)) return undefined;
     asked.add(key);
     const info = relations.table(schemaName, tableName);
-    return info?.hasProtectedColumns === true ? `${info.schema}.${info.table}` : undefined;
+    return info !== undefined && matches(info) ? `${info.schema}.${info.table}` : undefined;
   };
   for (let index = 0; index < words.length; index++) {
     const word = words[index] as Word;

@@ -9,9 +9,10 @@ import type {
 import type { AnalysisContext } from './analysisContext.js';
 import { analyseExpression } from './expressionAnalyser.js';
 import {
-  findColumn, isProtectedOrigin, renameColumns, Scope, tableColumns, UNKNOWN_COLUMNS, VALUE_ORIGIN,
+  findColumn, findOutput, isProtectedOrigin, renameColumns, Scope, tableColumns, UNKNOWN_COLUMNS, VALUE_ORIGIN,
   type ColumnOrigin, type OutputColumn, type RangeItem,
 } from './nameScope.js';
+import { exposeFunctionSource, plaintextIn, targetShows } from './plaintextExposure.js';
 import { forEachChild, lastName, nodeLocation, stringList, stripCasts } from './parseTree.js';
 import { sameColumn } from './relationLookup.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
@@ -32,13 +33,17 @@ export function analyseSelect(select: SelectStmt, outer: Scope | undefined, cont
     return columns;
   }
   if (select.valuesLists !== undefined) {
-    let width = 0;
+    const shown: (ColumnRef | undefined)[] = [];
     for (const row of select.valuesLists) {
       const items = 'List' in row ? row.List.items ?? [] : [];
-      width = Math.max(width, items.length);
-      for (const item of items) analyseExpression(item, scope, 'read', context);
+      items.forEach((item, index) => {
+        analyseExpression(item, scope, 'read', context);
+        shown[index] ??= plaintextIn(item, scope, context);
+      });
     }
-    return Array.from({ length: width }, (_, index) => ({ name: `column${index + 1}`, origin: VALUE_ORIGIN }));
+    return Array.from(shown, (from, index): OutputColumn => ({
+      name: `column${index + 1}`, origin: VALUE_ORIGIN, ...(from === undefined ? {} : { shows: { column: from, computed: true } }),
+    }));
   }
   for (const item of select.fromClause ?? []) scope.items.push(...fromItems(item, scope, context));
   analyseExpression(select.whereClause, scope, 'predicate', context);
@@ -82,20 +87,28 @@ export function defineCtes(clause: WithClause | undefined, scope: Scope, context
   }
 }
 
-/** A column of UNION/INTERSECT/EXCEPT is protected only if both sides are the same protected column. */
+/**
+ * A column of UNION/INTERSECT/EXCEPT is protected only if both sides are the same protected
+ * column; and RowDescription names no table column for it, so any plaintext it shows is computed.
+ */
 function mergeSetOperation(left: readonly OutputColumn[], right: readonly OutputColumn[]): OutputColumn[] {
   return left.map((column, index): OutputColumn => {
-    const other = right[index];
-    if (other === undefined || column.origin.kind === 'unknown') return column;
-    const a = column.origin;
-    const b = other.origin;
-    if (isProtectedOrigin(a)) {
-      return isProtectedOrigin(b) && sameColumn(a.column, b.column) ? column : { name: column.name, origin: { kind: 'derived', from: a.column } };
-    }
-    if (isProtectedOrigin(b)) return { name: column.name, origin: { kind: 'derived', from: b.column } };
-    if (b.kind === 'derived') return { name: column.name, origin: b };
-    return column;
+    const merged = mergeOrigins(column, right[index]);
+    const shown = column.shows?.column ?? right[index]?.shows?.column;
+    return shown === undefined ? merged : { ...merged, shows: { column: shown, computed: true } };
   });
+}
+
+function mergeOrigins(column: OutputColumn, other: OutputColumn | undefined): OutputColumn {
+  if (other === undefined || column.origin.kind === 'unknown') return column;
+  const a = column.origin;
+  const b = other.origin;
+  if (isProtectedOrigin(a)) {
+    return isProtectedOrigin(b) && sameColumn(a.column, b.column) ? column : { name: column.name, origin: { kind: 'derived', from: a.column } };
+  }
+  if (isProtectedOrigin(b)) return { name: column.name, origin: { kind: 'derived', from: b.column } };
+  if (b.kind === 'derived') return { name: column.name, origin: b };
+  return column;
 }
 
 /** The relation(s) one FROM entry adds to the scope. */
@@ -114,6 +127,7 @@ export function fromItems(node: Node, scope: Scope, context: AnalysisContext): R
   }
   if ('RangeFunction' in node) {
     forEachChild(node, (child) => analyseExpression(child, scope, 'read', context));
+    exposeFunctionSource(node, scope, context);
     const { alias, functions } = node.RangeFunction;
     const firstCall = functions?.[0];
     const firstFunction = firstCall !== undefined && 'List' in firstCall ? firstCall.List.items?.[0] : undefined;
@@ -122,6 +136,7 @@ export function fromItems(node: Node, scope: Scope, context: AnalysisContext): R
   }
   // XMLTABLE, JSON_TABLE and other table functions: their own columns, nothing pgveil knows.
   forEachChild(node, (child) => analyseExpression(child, scope, 'read', context));
+  exposeFunctionSource(node, scope, context);
   return [{ name: aliasOf(node), columns: [UNKNOWN_COLUMNS] }];
 }
 
@@ -165,6 +180,11 @@ function joinItems(join: JoinExpr, scope: Scope, context: AnalysisContext): Rang
   const usingNames = join.isNatural === true ? naturalJoinNames(leftColumns, rightColumns) : stringList(join.usingClause);
   for (const name of usingNames) {
     compareJoinColumns(findColumn(leftColumns, name), findColumn(rightColumns, name), context, nodeLocation(join.quals));
+    // FULL JOIN … USING merges the two sides with COALESCE: the merged column names no table column.
+    const shown = findOutput(leftColumns, name)?.shows ?? findOutput(rightColumns, name)?.shows;
+    if (join.jointype === 'JOIN_FULL' && shown !== undefined) {
+      context.findings.addExposure(shown.column, 'a FULL JOIN … USING merges it into a computed column', nodeLocation(join.quals));
+    }
   }
   analyseExpression(join.quals, joinScope, 'predicate', context);
   // `JOIN … USING (a) AS j` names the merged USING columns j.a (PostgreSQL 14+).
@@ -215,7 +235,8 @@ export function targetListOutputs(targets: readonly Node[] | undefined, scope: S
       continue;
     }
     analyseExpression(value, scope, 'read', context);
-    outputs.push({ name: target.name ?? figureName(value), origin: originOf(value, scope, context) });
+    const shows = targetShows(value, scope, context);
+    outputs.push({ name: target.name ?? figureName(value), origin: originOf(value, scope, context), ...(shows === undefined ? {} : { shows }) });
   }
   return outputs;
 }

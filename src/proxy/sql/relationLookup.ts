@@ -2,11 +2,13 @@
  * Per-analysis memo of the ProtectedSchema's answers: each relation is resolved and each of its
  * columns asked about once, however often the statement names them.
  */
-import type { ColumnRef, ProtectedSchema } from './sqlAnalysisTypes.js';
+import type { ColumnRef, PlaintextSource, ProtectedSchema } from './sqlAnalysisTypes.js';
 
 export interface TableColumn {
   readonly ref: ColumnRef;
   readonly protected: boolean;
+  /** A plaintext-at-rest column this one shows (itself, or through a view). */
+  readonly plaintext?: PlaintextSource;
 }
 
 export interface TableInfo {
@@ -14,34 +16,54 @@ export interface TableInfo {
   readonly table: string;
   readonly columns: readonly TableColumn[];
   readonly hasProtectedColumns: boolean;
+  /** See ResolvedTable.pathDependent. */
+  readonly pathDependent?: boolean;
+}
+
+function failClosed(message: string): never {
+  throw new Error(message);
 }
 
 export class RelationLookup {
   private readonly tables = new Map<string, TableInfo | undefined>();
+  private readonly refusals = new Map<string, string>();
+  /** How many lookups (repeats included) answered a path-dependent relation. */
+  pathDependentLookups = 0;
 
-  constructor(readonly schema: ProtectedSchema) {}
+  /** `refuse` stops the statement when the schema cannot tell which relation a name denotes. */
+  constructor(readonly schema: ProtectedSchema, private readonly refuse: (message: string) => never = failClosed) {}
 
   /** The relation as written, or undefined when the schema does not know it (temp tables, typos). */
   table(schemaName: string | undefined, tableName: string): TableInfo | undefined {
     const key = `${schemaName ?? ''}\u0000${tableName}`;
-    if (this.tables.has(key)) return this.tables.get(key);
-    const info = this.describe(schemaName, tableName);
-    this.tables.set(key, info);
+    let info: TableInfo | undefined;
+    if (this.tables.has(key)) {
+      info = this.tables.get(key);
+    } else {
+      info = this.describe(key, schemaName, tableName);
+      this.tables.set(key, info);
+    }
+    const refusal = this.refusals.get(key);
+    if (refusal !== undefined) this.refuse(refusal);
+    if (info?.pathDependent === true) this.pathDependentLookups++;
     return info;
   }
 
-  private describe(schemaName: string | undefined, tableName: string): TableInfo | undefined {
+  private describe(key: string, schemaName: string | undefined, tableName: string): TableInfo | undefined {
     const resolved = this.schema.resolveTable(schemaName, tableName);
     if (resolved === undefined) return undefined;
+    if (resolved.refusal !== undefined) this.refusals.set(key, resolved.refusal);
     const columns = resolved.columns.map((column): TableColumn => {
       const ref: ColumnRef = { schema: resolved.schema, table: resolved.table, column };
-      return { ref, protected: this.schema.isProtected(ref) };
+      const plaintext = this.schema.plaintextSource?.(ref);
+      return plaintext === undefined ? { ref, protected: this.schema.isProtected(ref) } : { ref, protected: this.schema.isProtected(ref), plaintext };
     });
     return {
       schema: resolved.schema,
       table: resolved.table,
       columns,
       hasProtectedColumns: columns.some((column) => column.protected),
+      ...(resolved.pathDependent === true ? { pathDependent: true } : {}),
     };
   }
 }

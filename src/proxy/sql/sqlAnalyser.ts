@@ -12,18 +12,19 @@ import { findProtectedTableMention } from './protectedNameScan.js';
 import { analyseExpression } from './expressionAnalyser.js';
 import { analyseSelect } from './queryAnalyser.js';
 import { RelationLookup, sameColumn } from './relationLookup.js';
-import type { ColumnRef, ProtectedSchema, SqlAnalysis, StatementAnalysis } from './sqlAnalysisTypes.js';
+import type { ColumnRef, PlaintextExposure, ProtectedSchema, SqlAnalysis, StatementAnalysis } from './sqlAnalysisTypes.js';
 import { parseSql, SqlSyntaxError } from './sqlParser.js';
 import { SqlText } from './sqlText.js';
 import {
-  rejectColumn, StatementFindings, StatementRejected, SYNTAX_ERROR_SQLSTATE,
+  rejectColumn, rejectStatement, StatementFindings, StatementRejected, SYNTAX_ERROR_SQLSTATE,
 } from './statementFindings.js';
+import { sessionEffectsOf, unknownSessionEffects } from './sessionEffects.js';
 import { analyseStatement } from './statementKinds.js';
 import { analyseDelete, analyseInsert, analyseMerge, analyseUpdate } from './writeStatements.js';
 
 export function analyseSql(sql: string, schema: ProtectedSchema): SqlAnalysis {
   const text = new SqlText(sql);
-  const relations = new RelationLookup(schema);
+  const relations = lookupIn(schema);
   if (sql.includes('\u0000')) {
     return summarise([unparsedStatement(text, 'pgveil refused the statement: the SQL text contains a NUL character')]);
   }
@@ -39,9 +40,31 @@ export function analyseSql(sql: string, schema: ProtectedSchema): SqlAnalysis {
     const message = table === undefined
       ? undefined
       : `pgveil refused the statement: it does not parse (${error.message}) and mentions protected table ${table}`;
-    return summarise([unparsedStatement(text, message)]);
+    // Forwarded text the server may still run: what it does to search_path is unknown.
+    return summarise([{ ...unparsedStatement(text, message), sessionEffects: unknownSessionEffects() }]);
   }
-  return summarise(statements.map((raw) => analyseRawStatement(raw, text, relations)));
+  return summarise(analyseInOrder(statements, text, schema, relations));
+}
+
+function lookupIn(schema: ProtectedSchema): RelationLookup {
+  return new RelationLookup(schema, (message) => rejectStatement(message, undefined));
+}
+
+/** Statement by statement: one that changes search_path changes what the later ones' names denote. */
+function analyseInOrder(statements: readonly RawStmt[], text: SqlText, schema: ProtectedSchema, relations: RelationLookup): StatementAnalysis[] {
+  const analysed: StatementAnalysis[] = [];
+  let current = schema;
+  let lookup = relations;
+  for (const raw of statements) {
+    const statement = analyseRawStatement(raw, text, lookup);
+    const effects = sessionEffectsOf(raw.stmt, text.slice(statement.start, statement.end));
+    analysed.push(effects.length === 0 ? statement : { ...statement, sessionEffects: effects });
+    if (effects.length > 0 && current.afterStatement !== undefined) {
+      current = current.afterStatement(effects);
+      lookup = lookupIn(current);
+    }
+  }
+  return analysed;
 }
 
 function unparsedStatement(text: SqlText, message: string | undefined): StatementAnalysis {
@@ -52,7 +75,10 @@ function unparsedStatement(text: SqlText, message: string | undefined): Statemen
 }
 
 function emptyStatement(start: number, end: number, type: string): StatementAnalysis {
-  return { start, end, type, params: [], arrayParams: [], literals: [], comparedColumns: [], copyFrom: undefined, rejection: undefined };
+  return {
+    start, end, type, params: [], arrayParams: [], literals: [], comparedColumns: [], copyFrom: undefined, rejection: undefined,
+    exposures: [], opaqueRead: undefined,
+  };
 }
 
 function analyseRawStatement(raw: RawStmt, text: SqlText, relations: RelationLookup): StatementAnalysis {
@@ -75,6 +101,8 @@ function analyseRawStatement(raw: RawStmt, text: SqlText, relations: RelationLoo
     comparedColumns: findings.comparedColumns,
     copyFrom: findings.copyFrom,
     rejection: undefined,
+    exposures: findings.exposures,
+    opaqueRead: findings.opaqueRead,
   };
 }
 
@@ -116,6 +144,7 @@ function analyseQuery(node: Node, outer: Scope, context: AnalysisContext): reado
 
 function summarise(statements: readonly StatementAnalysis[]): SqlAnalysis {
   const paramColumns = new Map<number, ColumnRef[]>();
+  const exposures: PlaintextExposure[] = [];
   let passThrough = true;
   for (const statement of statements) {
     for (const target of [...statement.params, ...statement.arrayParams]) {
@@ -123,8 +152,10 @@ function summarise(statements: readonly StatementAnalysis[]): SqlAnalysis {
       if (!columns.some((column) => sameColumn(column, target.column))) columns.push(target.column);
       paramColumns.set(target.param, columns);
     }
+    exposures.push(...statement.exposures);
     if (statement.rejection !== undefined || statement.params.length > 0 || statement.arrayParams.length > 0
-      || statement.literals.length > 0 || statement.comparedColumns.length > 0 || statement.copyFrom !== undefined) {
+      || statement.literals.length > 0 || statement.comparedColumns.length > 0 || statement.copyFrom !== undefined
+      || statement.exposures.length > 0 || statement.opaqueRead !== undefined) {
       passThrough = false;
     }
   }
@@ -132,6 +163,8 @@ function summarise(statements: readonly StatementAnalysis[]): SqlAnalysis {
     statements,
     rejection: statements.find((statement) => statement.rejection !== undefined)?.rejection,
     paramColumns,
+    exposures,
+    opaqueRead: statements.find((statement) => statement.opaqueRead !== undefined)?.opaqueRead,
     passThrough,
   };
 }

@@ -3,6 +3,7 @@
  * protected columns) and what it gets back (which `$n` and which literal feeds which protected
  * column, COPY targets, and rejections). All byte offsets are UTF-8 byte offsets into the text.
  */
+import type { SessionEffect } from './sessionEffects.js';
 
 export interface ColumnRef {
   readonly schema: string;
@@ -15,6 +16,14 @@ export interface ResolvedTable {
   readonly table: string;
   /** All columns in attnum order (an INSERT without a column list fills them in this order). */
   readonly columns: readonly string[];
+  /**
+   * Set when pgveil cannot tell which relation an unqualified name denotes and more than one of
+   * them has column policies (the session's search_path is unknown): statements naming it are
+   * refused with this message.
+   */
+  readonly refusal?: string;
+  /** An unqualified name another search_path could resolve to a different relation with policies. */
+  readonly pathDependent?: boolean;
 }
 
 /** What the analyser needs to know about the database; answers must be stable for one cache key. */
@@ -29,6 +38,47 @@ export interface ProtectedSchema {
    * without it the analyser asks `resolveTable` about each word of such text instead.
    */
   protectedTableNames?(): Iterable<string>;
+  /**
+   * Optional: what a column shows of a column stored in plaintext whose reads may be masked
+   * (policy method passthrough) — itself (or a plain view column of it), or a value computed from
+   * it (a view expression). Without it no exposure is reported.
+   */
+  plaintextSource?(column: ColumnRef): PlaintextSource | undefined;
+  /** Optional: bare names of relations with such columns, for text pgveil cannot analyse. */
+  plaintextTableNames?(): Iterable<string>;
+  /**
+   * Optional: true when the policy file names this column — of this table or, through
+   * inheritance, of a parent or child of it — whether or not the catalog shows it now; with
+   * `column` omitted, any column of the table itself; with `table` omitted too, any table of the
+   * schema. `schema` undefined matches every schema. DDL that renames, moves or retypes what a
+   * policy binds is refused. Without it, only the catalog's protected columns count.
+   */
+  isPolicyBound?(schema: string | undefined, table?: string, column?: string): boolean;
+  /**
+   * Optional: the schema for the statements of the same text after one with these session
+   * effects (a SET search_path changes what later unqualified names denote). Without it, every
+   * statement of a text is resolved alike.
+   */
+  afterStatement?(effects: readonly SessionEffect[]): ProtectedSchema;
+}
+
+/** See ProtectedSchema.plaintextSource. */
+export interface PlaintextSource {
+  /** The column the policy names (for a view column: the base column it shows or is computed from). */
+  readonly column: ColumnRef;
+  /** True for a value computed from it: RowDescription then names no column, so it cannot be masked. */
+  readonly computed: boolean;
+}
+
+/**
+ * A plaintext-at-rest column whose value the statement may hand to the client (or store
+ * elsewhere) other than as a bare result column, which RowDescription names and the read path masks.
+ */
+export interface PlaintextExposure {
+  readonly column: ColumnRef;
+  /** How, as a clause: "it is used in an expression of the select list". */
+  readonly reason: string;
+  readonly position?: number;
 }
 
 /** `$n` feeding a protected column (n counts from 1, as in the SQL text). */
@@ -110,6 +160,12 @@ export interface StatementAnalysis {
   readonly comparedColumns: readonly ColumnComparison[];
   readonly copyFrom: CopyFromTarget | undefined;
   readonly rejection: Rejection | undefined;
+  /** Plaintext-at-rest columns that may reach the client other than as bare result columns. */
+  readonly exposures: readonly PlaintextExposure[];
+  /** Set when the statement may read data by a route pgveil cannot follow (SQL in a string, a DO block). */
+  readonly opaqueRead: string | undefined;
+  /** What the statement does to search_path, role and transaction, once it completes (none when omitted). */
+  readonly sessionEffects?: readonly SessionEffect[];
 }
 
 export interface SqlAnalysis {
@@ -118,6 +174,10 @@ export interface SqlAnalysis {
   readonly rejection: Rejection | undefined;
   /** Every protected column each `$n` feeds (scalar and array uses alike), over all statements. */
   readonly paramColumns: ReadonlyMap<number, readonly ColumnRef[]>;
-  /** True when nothing needs doing: no targets, no COPY rewrite, no rejection (forward as is). */
+  /** Every statement's exposures (the caller refuses those its session sees masked). */
+  readonly exposures: readonly PlaintextExposure[];
+  /** The first statement's opaque read, if any. */
+  readonly opaqueRead: string | undefined;
+  /** True when nothing needs doing: no targets, no COPY rewrite, no rejection, no exposure (forward as is). */
   readonly passThrough: boolean;
 }

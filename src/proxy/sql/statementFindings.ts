@@ -3,7 +3,7 @@
  * that the walk stops at the first construct pgveil cannot map: fail closed, nothing forwarded.
  */
 import type {
-  ColumnComparison, ColumnRef, CopyFromTarget, LiteralTarget, ParamTarget, Rejection,
+  ColumnComparison, ColumnRef, CopyFromTarget, LiteralTarget, ParamTarget, PlaintextExposure, Rejection,
 } from './sqlAnalysisTypes.js';
 import { columnName, sameColumn } from './relationLookup.js';
 
@@ -40,6 +40,18 @@ export class StatementFindings {
   readonly literals: LiteralTarget[] = [];
   readonly comparedColumns: ColumnComparison[] = [];
   copyFrom: CopyFromTarget | undefined;
+  readonly exposures: PlaintextExposure[] = [];
+  /** The first route to data pgveil cannot follow (see StatementAnalysis.opaqueRead). */
+  opaqueRead: string | undefined;
+
+  addExposure(column: ColumnRef, reason: string, position: number | undefined): void {
+    if (this.exposures.some((known) => sameColumn(known.column, column) && known.reason === reason)) return;
+    this.exposures.push(position === undefined ? { column, reason } : { column, reason, position });
+  }
+
+  addOpaqueRead(reason: string): void {
+    this.opaqueRead ??= reason;
+  }
 
   addParam(param: number, column: ColumnRef): void {
     addTarget(this.params, param, column);

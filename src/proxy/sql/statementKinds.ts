@@ -11,8 +11,11 @@ import { analyseCopy } from './copyStatement.js';
 import { analyseExpression } from './expressionAnalyser.js';
 import { Scope } from './nameScope.js';
 import { nodeType } from './parseTree.js';
-import { findProtectedTableMention } from './protectedNameScan.js';
+import { exposeResultColumns } from './plaintextExposure.js';
+import { findPlaintextTableMention, findProtectedTableMention } from './protectedNameScan.js';
 import { relationItem } from './queryAnalyser.js';
+import { checkSchemaChange } from './schemaChangeGuard.js';
+import { sessionEffectsOf } from './sessionEffects.js';
 import { rejectColumn, rejectStatement } from './statementFindings.js';
 
 /** Utility statements that put no value into any column (names as in the parse tree). */
@@ -34,21 +37,39 @@ export interface StatementSource {
   readonly text: string;
 }
 
-export function analyseStatement(node: Node | undefined, context: AnalysisContext, source: StatementSource): void {
+/**
+ * Who receives a query's result: the client (RowDescription names bare columns), a new table
+ * (CREATE TABLE AS, SELECT INTO), or nobody (EXPLAIN, a view's definition — a view is checked when
+ * read, from the catalog).
+ */
+type ResultUse = 'client' | 'new table' | 'none';
+
+export function analyseStatement(node: Node | undefined, context: AnalysisContext, source: StatementSource, use: ResultUse = 'client'): void {
   if (node === undefined) return;
+  checkSchemaChange(node, context);
   if ('SelectStmt' in node || 'InsertStmt' in node || 'UpdateStmt' in node || 'DeleteStmt' in node || 'MergeStmt' in node) {
-    context.subquery(node, new Scope(undefined));
+    const outputs = context.subquery(node, new Scope(undefined));
+    const into = 'SelectStmt' in node && node.SelectStmt.intoClause !== undefined;
+    if (into || use === 'new table') exposeResultColumns(outputs, 'new table', context);
+    else if (use === 'client') exposeResultColumns(outputs, 'client', context);
   } else if ('ExplainStmt' in node) {
-    analyseStatement(node.ExplainStmt.query, context, source);
+    analyseStatement(node.ExplainStmt.query, context, source, 'none');
   } else if ('DeclareCursorStmt' in node) {
     analyseStatement(node.DeclareCursorStmt.query, context, source);
   } else if ('CreateTableAsStmt' in node) {
-    analyseStatement(node.CreateTableAsStmt.query, context, source);
+    const { query, objtype } = node.CreateTableAsStmt;
+    // A materialized view is read like a view (the catalog says what its columns show).
+    if (query !== undefined && 'ExecuteStmt' in query && objtype !== 'OBJECT_MATVIEW') {
+      context.findings.addOpaqueRead('CREATE TABLE AS EXECUTE stores the result of a prepared statement pgveil cannot see');
+    }
+    analyseStatement(query, context, source, objtype === 'OBJECT_MATVIEW' ? 'none' : 'new table');
   } else if ('ViewStmt' in node) {
-    analyseStatement(node.ViewStmt.query, context, source);
+    analyseStatement(node.ViewStmt.query, context, source, 'none');
   } else if ('PrepareStmt' in node) {
+    const pathDependentBefore = context.relations.pathDependentLookups;
     analyseStatement(node.PrepareStmt.query, context, source);
     refuseParametersOfPrepare(context);
+    refusePathDependentPrepare(node.PrepareStmt.query, context, source, context.relations.pathDependentLookups > pathDependentBefore);
   } else if ('CopyStmt' in node) {
     analyseCopy(node.CopyStmt, context);
   } else if ('CreateSchemaStmt' in node) {
@@ -69,6 +90,10 @@ function refuseIfMentionsProtectedTable(kind: string, context: AnalysisContext, 
   if (table !== undefined) {
     rejectStatement(`pgveil refused the statement: ${kind} mentions protected table ${table}, and pgveil cannot analyse how it uses its protected columns`, undefined);
   }
+  const plaintextTable = findPlaintextTableMention(source.text, context.relations.schema, context.relations);
+  if (plaintextTable !== undefined) {
+    context.findings.addOpaqueRead(`${kind} mentions table ${plaintextTable}, and pgveil cannot analyse how it reads its columns`);
+  }
 }
 
 /**
@@ -80,6 +105,20 @@ function refuseParametersOfPrepare(context: AnalysisContext): void {
   const target = context.findings.params[0] ?? context.findings.arrayParams[0];
   if (target !== undefined) {
     rejectColumn(target.column, `PREPARE parameter $${target.param} feeds it, and EXECUTE arguments cannot be protected; use the extended protocol (Parse/Bind) instead`, undefined);
+  }
+}
+
+/**
+ * EXECUTE re-plans a prepared statement under the search_path then in force, and pgveil does not
+ * see what it runs: a PREPARE whose unqualified names another path could turn into relations
+ * with column policies, or that changes search_path itself, is refused.
+ */
+function refusePathDependentPrepare(query: Node | undefined, context: AnalysisContext, source: StatementSource, pathDependent: boolean): void {
+  if (pathDependent) {
+    rejectStatement('pgveil refused the statement: PREPARE names a table unqualified that another search_path would resolve to a different table with column policies, and EXECUTE re-resolves it; qualify the table name with its schema', undefined);
+  }
+  if (sessionEffectsOf(query, source.text).length > 0) {
+    rejectStatement('pgveil refused the statement: PREPARE of a statement that may change search_path or the role; run it directly', undefined);
   }
 }
 

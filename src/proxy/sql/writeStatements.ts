@@ -14,6 +14,7 @@ import {
   columnAt, isProtectedOrigin, Scope, tableColumns, UNKNOWN_COLUMNS, type OutputColumn, type RangeItem,
 } from './nameScope.js';
 import { nodeLocation } from './parseTree.js';
+import { exposeWrite, plaintextIn } from './plaintextExposure.js';
 import { defineCtes, fromItems, relationItem, targetListOutputs } from './queryAnalyser.js';
 import { sameColumn, type TableColumn, type TableInfo } from './relationLookup.js';
 import { rejectColumn } from './statementFindings.js';
@@ -47,6 +48,7 @@ export function analyseInsert(insert: InsertStmt, outer: Scope | undefined, cont
     }
   } else if (source !== undefined) {
     const outputs = context.subquery(source, scope);
+    outputs.forEach((output, index) => exposeWrite(columns[index]?.ref, output.shows?.column, nodeLocation(source), context));
     columns.forEach((column, index) => {
       if (column?.protected !== true) return;
       const origin = columnAt(outputs, index);
@@ -72,6 +74,7 @@ function insertColumns(cols: readonly Node[] | undefined, target: WriteTarget): 
 }
 
 function writeValue(column: TableColumn | undefined, value: Node, scope: Scope, context: AnalysisContext): void {
+  exposeWrite(column?.ref, plaintextIn(value, scope, context), nodeLocation(value), context);
   if (column?.protected === true) assignValue(column.ref, value, scope, context);
   else analyseExpression(value, scope, 'read', context);
 }
@@ -105,12 +108,15 @@ function analyseAssignments(targets: readonly Node[] | undefined, target: WriteT
       const item = source.RowExpr.args?.[position];
       if (item !== undefined) writeValue(column, item, scope, context);
     } else if (source !== undefined && 'SubLink' in source && source.SubLink.subselect !== undefined) {
-      const origin = columnAt(context.subquery(source.SubLink.subselect, scope), position);
+      const outputs = context.subquery(source.SubLink.subselect, scope);
+      exposeWrite(column?.ref, outputs[position]?.shows?.column, location, context);
+      const origin = columnAt(outputs, position);
       if (column?.protected === true && !(origin !== undefined && isProtectedOrigin(origin) && sameColumn(origin.column, column.ref))) {
         rejectColumn(column.ref, 'the value assigned to it comes from a subquery pgveil cannot protect', location);
       }
-    } else if (column?.protected === true) {
-      rejectColumn(column.ref, 'the value assigned to it comes from a row expression pgveil cannot map', location);
+    } else {
+      exposeWrite(column?.ref, plaintextIn(source, scope, context), location, context);
+      if (column?.protected === true) rejectColumn(column.ref, 'the value assigned to it comes from a row expression pgveil cannot map', location);
     }
   }
 }
