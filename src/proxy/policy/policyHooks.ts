@@ -11,6 +11,7 @@ import type { SessionHooks, SessionHooksFactory } from '../session/sessionHooks.
 import { loadSqlParser, SqlAnalysisCache } from '../sql/index.js';
 import { BackendPolicy } from './backendPolicy.js';
 import { CatalogCache } from './catalogCache.js';
+import { coalesceEngineCalls } from './coalescedEngine.js';
 import type { CatalogSnapshot } from './catalogSnapshot.js';
 import { ColumnPolicies } from './columnPolicies.js';
 import { FrontendPolicy } from './frontendPolicy.js';
@@ -49,7 +50,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     catalogs.markAllStale();
   });
   const services: PolicyServices = {
-    engine: options.engine,
+    engine: coalesceEngineCalls(options.engine),
     store: options.policies,
     catalogs,
     analysisCache: new SqlAnalysisCache(),

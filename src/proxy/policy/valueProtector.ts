@@ -30,12 +30,18 @@ export class ProtectionBatch {
     group.sinks.push(sink);
   }
 
-  /** Protects every value (one engine call per policy); throws PolicyRefusal for a bad value. */
+  /**
+   * Protects every value (one engine call per policy, all issued at once so that they can share
+   * a loop turn with other sessions' calls); throws PolicyRefusal for a bad value.
+   */
   async run(engine: Engine): Promise<void> {
-    for (const [policy, group] of this.groups) {
-      const results = await protectValues(engine, policy, group.values);
-      results.forEach((result, i) => (group.sinks[i] as (value: string) => void)(result));
-    }
+    const groups = [...this.groups];
+    const outcomes = await Promise.allSettled(groups.map(([policy, group]) => protectValues(engine, policy, group.values)));
+    outcomes.forEach((outcome, g) => {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      const sinks = (groups[g] as (typeof groups)[number])[1].sinks;
+      outcome.value.forEach((result, i) => (sinks[i] as (value: string) => void)(result));
+    });
   }
 }
 
