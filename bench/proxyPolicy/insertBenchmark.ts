@@ -7,7 +7,8 @@
  * on a shared machine).
  *
  * Run: npx tsx bench/proxyPolicy/insertBenchmark.ts
- * Environment: PGVEIL_BENCH_SECONDS (default 10), PGVEIL_BENCH_ROUNDS (3), PGVEIL_BENCH_CLIENTS (8),
+ * Environment: PGVEIL_BENCH_SECONDS (default 10), PGVEIL_BENCH_ROUNDS (3), PGVEIL_BENCH_CLIENTS ("8,1":
+ * each client count is a separate series; 1 client measures latency, 8 the proxy's throughput),
  * PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one).
  */
 import { execFile } from 'node:child_process';
@@ -22,7 +23,7 @@ import { cpuSeconds, median, startProcess } from '../proxy/benchProcesses.js';
 
 const SECONDS = Number(process.env.PGVEIL_BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 3);
-const CLIENTS = Number(process.env.PGVEIL_BENCH_CLIENTS ?? 8);
+const CLIENT_COUNTS = (process.env.PGVEIL_BENCH_CLIENTS ?? '8,1').split(',').map(Number);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const run = promisify(execFile);
 
@@ -52,8 +53,9 @@ interface Case {
   proxyPid?: number;
 }
 
-async function pgbench(target: Case, mode: string): Promise<{ tps: number; transactions: number }> {
-  const { stdout } = await run('pgbench', ['-n', '-M', mode, '-c', String(CLIENTS), '-j', '2', '-T', String(SECONDS), '-f', target.scriptFile], {
+async function pgbench(target: Case, mode: string, clients: number): Promise<{ tps: number; transactions: number }> {
+  const args = ['-n', '-M', mode, '-c', String(clients), '-j', String(Math.min(2, clients)), '-T', String(SECONDS), '-f', target.scriptFile];
+  const { stdout } = await run('pgbench', args, {
     env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', ...target.env },
     maxBuffer: 1 << 20,
   });
@@ -91,17 +93,17 @@ async function main(): Promise<void> {
       { label: 'pgveil, plain table', env: proxyEnv, scriptFile: scripts.plain, proxyPid: proxy.pid },
       { label: 'pgveil, protected table', env: proxyEnv, scriptFile: scripts.protected, proxyPid: proxy.pid },
     ];
-    const modes = ['prepared', 'extended'];
+    const series = CLIENT_COUNTS.flatMap((clients) => ['prepared', 'extended'].map((mode) => ({ mode, clients, name: `${mode} -c ${clients}` })));
     const tps = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
     const add = (map: Map<string, number[]>, key: string, value: number): void => void map.set(key, [...(map.get(key) ?? []), value]);
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const mode of modes) {
+      for (const { mode, clients, name } of series) {
         for (let i = 0; i < cases.length; i++) {
           const target = cases[(i + round) % cases.length] as Case; // rotate, so no case always runs first
           const cpuBefore = target.proxyPid ? cpuSeconds(target.proxyPid) : 0;
-          const result = await pgbench(target, mode);
-          const key = `${target.label}/${mode}`;
+          const result = await pgbench(target, mode, clients);
+          const key = `${target.label}/${name}`;
           add(tps, key, result.tps);
           let note = '';
           if (target.proxyPid) {
@@ -109,18 +111,18 @@ async function main(): Promise<void> {
             add(cpu, key, micros);
             note = `   proxy CPU ${micros.toFixed(0)} µs/insert`;
           }
-          process.stdout.write(`round ${round} ${mode.padEnd(8)} ${target.label.padEnd(24)} ${result.tps.toFixed(0).padStart(7)} tps${note}\n`);
+          process.stdout.write(`round ${round} ${name.padEnd(16)} ${target.label.padEnd(24)} ${result.tps.toFixed(0).padStart(7)} tps${note}\n`);
         }
       }
     }
 
     const stored = await setup.query<{ ssn: string }>('SELECT ssn FROM people_protected LIMIT 1');
-    process.stdout.write(`\npgbench -f (INSERT, 3 protected bind parameters) -c ${CLIENTS} -j 2 -T ${SECONDS}, median of ${ROUNDS} interleaved rounds\n`);
-    process.stdout.write('mode       direct     pgveil plain  pgveil protected  protected/plain  protected/direct  proxy CPU plain → protected\n');
-    for (const mode of modes) {
-      const [d, p, v] = cases.map((c) => median(tps.get(`${c.label}/${mode}`) ?? []));
-      const [cp, cv] = cases.slice(1).map((c) => median(cpu.get(`${c.label}/${mode}`) ?? []));
-      process.stdout.write(`${mode.padEnd(9)} ${(d as number).toFixed(0).padStart(7)}    ${(p as number).toFixed(0).padStart(9)}     ${(v as number).toFixed(0).padStart(12)}  ` +
+    process.stdout.write(`\npgbench -f (INSERT, 3 protected bind parameters) -T ${SECONDS}, median of ${ROUNDS} interleaved rounds\n`);
+    process.stdout.write('series           direct     pgveil plain  pgveil protected  protected/plain  protected/direct  proxy CPU plain → protected\n');
+    for (const { name } of series) {
+      const [d, p, v] = cases.map((c) => median(tps.get(`${c.label}/${name}`) ?? []));
+      const [cp, cv] = cases.slice(1).map((c) => median(cpu.get(`${c.label}/${name}`) ?? []));
+      process.stdout.write(`${name.padEnd(15)} ${(d as number).toFixed(0).padStart(7)}    ${(p as number).toFixed(0).padStart(9)}     ${(v as number).toFixed(0).padStart(12)}  ` +
         `${((v as number) / (p as number)).toFixed(2).padStart(13)} x  ${((v as number) / (d as number)).toFixed(2).padStart(14)} x   ${(cp as number).toFixed(0)} → ${(cv as number).toFixed(0)} µs\n`);
     }
     process.stdout.write(`(the protected table holds protected values only: a stored ssn is ${stored.rows[0]?.ssn.length ?? 0} digits of fpe output)\n`);
