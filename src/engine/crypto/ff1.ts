@@ -115,8 +115,10 @@ export class FF1 {
 
     const base = this.roundIndependentChain(values.length, tweak, sharedTweak, n, u, t, roundByteAt);
     const halves = loadFeistelHalves(values, this.radix, u, v, decrypt);
-    const numB = laterBlocks > 0 ? Buffer.alloc(count * b) : Buffer.alloc(0);
-    const blocks = Buffer.allocUnsafe(count * AES_BLOCK_BYTES);
+    // Plain typed arrays: for the small batches of a proxy (one to a few values) they cost far less
+    // than Buffer.allocUnsafe, whose pool refills dominated a single-value call.
+    const numB = new Uint8Array(laterBlocks > 0 ? count * b : 0);
+    const blocks = new Uint8Array(count * AES_BLOCK_BYTES);
     const extension = sBlocks > 1 ? Buffer.allocUnsafe(count * (sBlocks - 1) * AES_BLOCK_BYTES) : undefined;
     const longS = sBlocks > 1 ? Buffer.allocUnsafe(count * sBlocks * AES_BLOCK_BYTES) : undefined;
 
@@ -161,24 +163,26 @@ export class FF1 {
    */
   private roundIndependentChain(
     count: number, tweak: Tweaks, sharedTweak: Tweak | undefined, n: number, u: number, t: number, roundByteAt: number,
-  ): Buffer {
+  ): Uint8Array {
     const constantBlocks = Math.floor(roundByteAt / AES_BLOCK_BYTES);
     const tail = roundByteAt % AES_BLOCK_BYTES;
     const y0 = this.encryptedPFor(n, u, t);
-    const base = Buffer.allocUnsafe(count * AES_BLOCK_BYTES);
+    const base = new Uint8Array(count * AES_BLOCK_BYTES);
     if (sharedTweak) {
-      let chain: Buffer = Buffer.from(y0);
-      const block = Buffer.allocUnsafe(AES_BLOCK_BYTES);
+      let chain: Uint8Array = y0;
+      const block = new Uint8Array(AES_BLOCK_BYTES);
       for (let q = 0; q < constantBlocks; q++) {
         xorTweakBlock(block, 0, chain, 0, sharedTweak, q * AES_BLOCK_BYTES, AES_BLOCK_BYTES);
         chain = this.aes.encryptBlocks(block);
       }
       xorTweakBlock(block, 0, chain, 0, sharedTweak, constantBlocks * AES_BLOCK_BYTES, tail);
-      base.fill(block);
+      if (count === 1) return block;
+      for (let o = 0; o < base.length; o += AES_BLOCK_BYTES) base.set(block, o);
       return base;
     }
     const tweaks = tweak as readonly Tweak[];
-    let chain: Buffer = Buffer.allocUnsafe(count * AES_BLOCK_BYTES).fill(y0);
+    let chain: Uint8Array = new Uint8Array(count * AES_BLOCK_BYTES);
+    for (let o = 0; o < chain.length; o += AES_BLOCK_BYTES) chain.set(y0, o);
     for (let q = 0; q < constantBlocks; q++) {
       for (let j = 0; j < count; j++) {
         const o = j * AES_BLOCK_BYTES;

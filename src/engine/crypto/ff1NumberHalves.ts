@@ -46,9 +46,14 @@ export class NumberHalves implements FeistelHalves {
     const right = this.right;
     if (b === 4) {
       // The usual case (radix^v <= 2^32, e.g. 15-16 digits): one 32-bit big-endian xor.
-      const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+      // Byte by byte rather than through a DataView: no object per call, which matters for the
+      // one-value batches of the proxy.
       for (let j = 0, p = offset; j < right.length; j++, p += stride) {
-        view.setUint32(p, view.getUint32(p) ^ (right[j] as number));
+        const x = right[j] as number;
+        out[p] = (out[p] as number) ^ (x >>> 24);
+        out[p + 1] = (out[p + 1] as number) ^ ((x >>> 16) & 255);
+        out[p + 2] = (out[p + 2] as number) ^ ((x >>> 8) & 255);
+        out[p + 3] = (out[p + 3] as number) ^ (x & 255);
       }
       return;
     }
@@ -131,14 +136,13 @@ function reduceInto(left: Float64Array, s: Uint8Array, stride: number, d: number
 /**
  * reduceInto for d = 8, which means b <= 4 and so modulus <= 2^32: y = hi * 2^32 + lo is reduced
  * in two steps, (hi * 2^16 + lo / 2^16) mod M (< 2^48), then (r * 2^16 + lo mod 2^16) mod M
- * (< 2^48): exact, and with two 32-bit loads instead of eight byte loads.
+ * (< 2^48): exact, with the eight bytes read as two 32-bit words.
  */
 function reduce8Into(left: Float64Array, s: Uint8Array, stride: number, modulus: number, subtract: boolean): void {
   const inverse = 1 / modulus;
-  const view = new DataView(s.buffer, s.byteOffset, s.byteLength);
   for (let j = 0, o = 0; j < left.length; j++, o += stride) {
-    const high = view.getUint32(o);
-    const low = view.getUint32(o + 4);
+    const high = (((s[o] as number) << 24) | ((s[o + 1] as number) << 16) | ((s[o + 2] as number) << 8) | (s[o + 3] as number)) >>> 0;
+    const low = (((s[o + 4] as number) << 24) | ((s[o + 5] as number) << 16) | ((s[o + 6] as number) << 8) | (s[o + 7] as number)) >>> 0;
     let r = high * 65536 + (low >>> 16);
     r -= Math.floor(r * inverse) * modulus;
     if (r < 0) r += modulus;
