@@ -203,9 +203,13 @@ export class MessagePump {
       this.push(verdict ?? frame);
       return true;
     }
-    this.flush();
+    // What came before the message stays queued: a hook that answers within this loop turn (the
+    // engine does) sends it with the verdict and the rest of the chunk in one write, a Parse with
+    // its rewritten Bind. A hook that waits longer (a catalog read, a COPY waiting for the server)
+    // gets it flushed at the end of the turn, since the server may have to answer it first.
     this.hookBusy = true;
     this.source.pause();
+    setImmediate(this.flushWhileBusy);
     verdict.then(
       (bytes) => {
         if (this.stopped) return;
@@ -221,6 +225,10 @@ export class MessagePump {
     );
     return false;
   }
+
+  private readonly flushWhileBusy = (): void => {
+    if (this.hookBusy && !this.stopped) this.flush();
+  };
 
   private push(bytes: Buffer): void {
     if (bytes.length > 0) this.out.push(bytes);
