@@ -90,6 +90,15 @@ describe('tokenise', () => {
     expect(back.discrepancy?.invalid_scope).toBeUndefined();
   });
 
+  it('text that parses to fewer bytes than a token has is no token', async () => {
+    const short = ['123', '12345', '12345678', '1234567890', '1'.repeat(25), 'ab', 'b'];
+    for (const kind of ['ssn', 'email', 'name'] as const) {
+      const back = await engine.unprotect(kind, short);
+      expect(back.result).toEqual(short);
+      expect(back.discrepancy).toEqual({ invalid_token: short.map((_, i) => i) });
+    }
+  });
+
   it('tokens made before a key rotation still unprotect; new tokens use the new version', async () => {
     const v1 = createEngine({ masterKey, keyVersion: 1 });
     const v2 = createEngine({ masterKey: Buffer.alloc(32, 9), keyVersion: 2, previousKeys: [{ version: 1, key: masterKey }] });

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { hmacSha256Into, sha256Into } from '../crypto/sha256.js';
 
 /**
  * The bytes of a tokenise token, before they are rendered in the kind's alphabet:
@@ -32,33 +32,77 @@ export function encodeHeader(nonceCode: number, version: number): number {
   return (nonceCode << 5) | version;
 }
 
-export function scopeId(tagKey: Buffer, scope: string): Buffer {
-  return createHmac('sha256', tagKey).update('scope\u0000').update(scope, 'utf8').digest().subarray(0, SCOPE_ID_BYTES);
+const SCOPE_LABEL = Buffer.from('scope\u0000', 'utf8');
+/** Scope ids by tag key, then scope: one HMAC per (key, scope), not one per call. */
+const scopeIds = new WeakMap<Buffer, Map<string, Uint8Array>>();
+const SCOPE_IDS_PER_KEY = 1024;
+
+/** HMAC(tag key, "scope\0" ‖ scope), cut to 4 bytes. Shared: callers must not modify it. */
+export function scopeId(tagKey: Buffer, scope: string): Uint8Array {
+  let byScope = scopeIds.get(tagKey);
+  if (!byScope) {
+    byScope = new Map();
+    scopeIds.set(tagKey, byScope);
+  }
+  let id = byScope.get(scope);
+  if (!id) {
+    id = new Uint8Array(SCOPE_ID_BYTES);
+    const message = Buffer.concat([SCOPE_LABEL, Buffer.from(scope, 'utf8')]);
+    hmacSha256Into(tagKey, message, 0, message.length, id, 0, SCOPE_ID_BYTES);
+    // Scopes come from requests: bound the map rather than grow it without end.
+    if (byScope.size >= SCOPE_IDS_PER_KEY) byScope.clear();
+    byScope.set(scope, id);
+  }
+  return id;
 }
 
-export function computeTag(tagKey: Buffer, unwhitenedWithoutTag: Uint8Array): Buffer {
-  return createHmac('sha256', tagKey).update(unwhitenedWithoutTag).digest().subarray(0, TAG_BYTES);
+/** Writes the tag of token[0..taggedLength) right after it. */
+export function writeTag(tagKey: Buffer, token: Uint8Array, taggedLength: number): void {
+  hmacSha256Into(tagKey, token, 0, taggedLength, token, taggedLength, TAG_BYTES);
 }
+
+const expectedTag = new Uint8Array(TAG_BYTES);
+
+/** Whether the tag after bytes[0..bodyEnd) is the one the key gives, compared in constant time. */
+export function tagMatches(tagKey: Buffer, bytes: Uint8Array, bodyEnd: number): boolean {
+  hmacSha256Into(tagKey, bytes, 0, bodyEnd, expectedTag, 0, TAG_BYTES);
+  return equalAt(bytes, bodyEnd, expectedTag);
+}
+
+/** Whether the token's scope id is `id`, compared in constant time. */
+export function scopeMatches(bytes: Uint8Array, id: Uint8Array): boolean {
+  return equalAt(bytes, HEADER_BYTES, id);
+}
+
+/**
+ * bytes[at..at+expected.length) = expected, without a data-dependent branch or early exit (a
+ * JS loop is far cheaper than timingSafeEqual's native call for a few bytes).
+ */
+function equalAt(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
+  if (bytes.length < at + expected.length) return false;
+  let difference = 0;
+  for (let i = 0; i < expected.length; i++) difference |= (bytes[at + i] as number) ^ (expected[i] as number);
+  return difference === 0;
+}
+
+const mask = new Uint8Array(PREFIX_BYTES);
 
 /** XORs H‖S with a hash of everything after them; applying it twice restores the bytes. */
 export function whiten(token: Uint8Array): void {
-  const mask = createHash('sha256').update(token.subarray(PREFIX_BYTES)).digest();
+  // Text too short to be a token still parses to a few bytes; it fails later, whitened or not.
+  sha256Into(token, Math.min(PREFIX_BYTES, token.length), token.length, mask, 0, PREFIX_BYTES);
   for (let i = 0; i < PREFIX_BYTES; i++) token[i] = (token[i] as number) ^ (mask[i] as number);
 }
 
-export interface ParsedToken {
+/** Where the parts of unwhitened token bytes are: H‖S‖N = [0, bodyStart), E, then T at bodyEnd. */
+export interface TokenLayout {
   version: number;
-  scopeId: Uint8Array;
-  /** H‖S‖N: the FF1 tweak of the body. */
-  tweak: Uint8Array;
-  body: Uint8Array;
-  /** H‖S‖N‖E, what the tag covers. */
-  tagged: Uint8Array;
-  tag: Uint8Array;
+  bodyStart: number;
+  bodyEnd: number;
 }
 
-/** Splits unwhitened token bytes; null when the layout cannot be a token's. */
-export function splitToken(bytes: Uint8Array): ParsedToken | null {
+/** The layout of unwhitened token bytes; null when it cannot be a token's. */
+export function splitToken(bytes: Uint8Array): TokenLayout | null {
   if (bytes.length < PREFIX_BYTES + MIN_BODY_BYTES + TAG_BYTES) return null;
   const header = bytes[0] as number;
   const version = header & 0x1f;
@@ -66,16 +110,5 @@ export function splitToken(bytes: Uint8Array): ParsedToken | null {
   const bodyStart = PREFIX_BYTES + nonceBytes;
   const bodyEnd = bytes.length - TAG_BYTES;
   if (version === 0 || bodyEnd - bodyStart < MIN_BODY_BYTES) return null;
-  return {
-    version,
-    scopeId: bytes.subarray(HEADER_BYTES, PREFIX_BYTES),
-    tweak: bytes.subarray(0, bodyStart),
-    body: bytes.subarray(bodyStart, bodyEnd),
-    tagged: bytes.subarray(0, bodyEnd),
-    tag: bytes.subarray(bodyEnd),
-  };
-}
-
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && timingSafeEqual(a, b);
+  return { version, bodyStart, bodyEnd };
 }

@@ -5,8 +5,8 @@ import type { Kind, Lang } from '../types.js';
 import { packValue, unpackValue } from '../tokens/packing.js';
 import { TOKEN_CODECS } from '../tokens/tokenCodecs.js';
 import {
-  PREFIX_BYTES, TAG_BYTES, computeTag, encodeHeader, nonceCodeForNoise, nonceLength,
-  sameBytes, scopeId, splitToken, whiten, type ParsedToken,
+  PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
+  scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag,
 } from './tokenFormat.js';
 
 export interface UnprotectOutcome {
@@ -18,56 +18,97 @@ export interface UnprotectOutcome {
 const TAG_PURPOSE = 'tokenise-tag';
 const BODY_PURPOSE = 'tokenise';
 
-function toNumerals(bytes: Uint8Array): Uint16Array {
-  return Uint16Array.from(bytes);
+/** FF1 over bytes reads numerals as Uint16Array, here bytes[start..end). */
+function toNumerals(bytes: Uint8Array, start = 0, end = bytes.length): Uint16Array {
+  const numerals = new Uint16Array(end - start);
+  for (let i = start; i < end; i++) numerals[i - start] = bytes[i] as number;
+  return numerals;
 }
+
+/** The authenticated tokens of one key version, decrypted together. */
+interface VersionGroup {
+  keys: VersionKeys;
+  scopeId: Uint8Array | undefined;
+  indexes: number[];
+  tweaks: Uint8Array[];
+  bodies: Uint16Array[];
+}
+
+/** A kind's keys under one key version: the tag key, and the body cipher per scope. */
+interface VersionKeys {
+  tagKey: Buffer;
+  ciphers: Map<string, FF1>;
+}
+const CIPHERS_PER_KIND = 1024;
 
 /**
  * Vaultless, reversible tokens in the kind's alphabet (see tokenFormat.ts for the layout).
  * The FF1 over the token bodies runs batched across the request.
  */
 export class Tokeniser {
-  private readonly ciphers = new WeakMap<Buffer, FF1>();
+  /**
+   * By kind, then version: keys and ciphers, so a call finds them with two small lookups
+   * instead of building the keyring's cache key per subkey.
+   */
+  private readonly keys = new Map<Kind, (VersionKeys | undefined)[]>();
 
   constructor(private readonly keyring: Keyring) {}
 
-  private bodyCipher(kind: Kind, scope: string, version: number): FF1 {
-    const key = this.keyring.subkey(BODY_PURPOSE, kind, scope, version);
-    let cipher = this.ciphers.get(key);
+  private keysFor(kind: Kind, version: number): VersionKeys {
+    let byVersion = this.keys.get(kind);
+    if (!byVersion) {
+      byVersion = [];
+      this.keys.set(kind, byVersion);
+    }
+    let keys = byVersion[version];
+    if (!keys) {
+      keys = { tagKey: this.keyring.subkey(TAG_PURPOSE, kind, '', version), ciphers: new Map() };
+      byVersion[version] = keys;
+    }
+    return keys;
+  }
+
+  private bodyCipher(kind: Kind, scope: string, version: number, keys: VersionKeys): FF1 {
+    let cipher = keys.ciphers.get(scope);
     if (!cipher) {
-      cipher = new FF1(key, 256);
-      this.ciphers.set(key, cipher);
+      // Scopes come from requests: bound the map rather than grow it without end.
+      if (keys.ciphers.size >= CIPHERS_PER_KIND) keys.ciphers.clear();
+      cipher = new FF1(this.keyring.subkey(BODY_PURPOSE, kind, scope, version), 256);
+      keys.ciphers.set(scope, cipher);
     }
     return cipher;
   }
 
   protect(kind: Kind, values: readonly string[], scope: string, noise: number, lang: Lang): string[] {
     const version = this.keyring.currentVersion;
-    const tagKey = this.keyring.subkey(TAG_PURPOSE, kind, '', version);
-    const sid = scopeId(tagKey, scope);
+    const keys = this.keysFor(kind, version);
+    const tagKey = keys.tagKey;
     const nonceCode = nonceCodeForNoise(noise);
     const nonceBytes = nonceLength(nonceCode);
-    const header = encodeHeader(nonceCode, version);
+    const prefix = new Uint8Array(PREFIX_BYTES);
+    prefix[0] = encodeHeader(nonceCode, version);
+    prefix.set(scopeId(tagKey, scope), 1);
 
-    const tweaks = values.map(() => {
-      const tweak = new Uint8Array(PREFIX_BYTES + nonceBytes);
-      tweak[0] = header;
-      tweak.set(sid, 1);
-      if (nonceBytes) tweak.set(randomBytes(nonceBytes), PREFIX_BYTES);
-      return tweak;
-    });
-    const bodies = this.bodyCipher(kind, scope, version).encrypt(
-      values.map((v) => toNumerals(packValue(v))),
-      tweaks,
-    );
+    // Without noise every tweak is H‖S: one array serves the whole batch.
+    let tweaks: Uint8Array | Uint8Array[] = prefix;
+    if (nonceBytes) {
+      const nonces = randomBytes(nonceBytes * values.length);
+      tweaks = values.map((_, i) => {
+        const tweak = new Uint8Array(PREFIX_BYTES + nonceBytes);
+        tweak.set(prefix);
+        tweak.set(nonces.subarray(i * nonceBytes, (i + 1) * nonceBytes), PREFIX_BYTES);
+        return tweak;
+      });
+    }
+    const bodies = this.bodyCipher(kind, scope, version, keys).encrypt(values.map((v) => toNumerals(packValue(v))), tweaks);
     const codec = TOKEN_CODECS[kind];
+    const tweakLength = PREFIX_BYTES + nonceBytes;
     return values.map((value, i) => {
-      const tweak = tweaks[i] as Uint8Array;
       const body = bodies[i] as Uint16Array;
-      const token = new Uint8Array(tweak.length + body.length + TAG_BYTES);
-      token.set(tweak);
-      token.set(body, tweak.length);
-      token.set(computeTag(tagKey, token.subarray(0, tweak.length + body.length)), tweak.length + body.length);
+      const token = new Uint8Array(tweakLength + body.length + TAG_BYTES);
+      token.set(tweaks instanceof Uint8Array ? tweaks : (tweaks[i] as Uint8Array));
+      token.set(body, tweakLength);
+      writeTag(tagKey, token, tweakLength + body.length);
       whiten(token);
       return codec.render(token, value, lang);
     });
@@ -78,48 +119,49 @@ export class Tokeniser {
     const result = [...tokens];
     const invalidToken: number[] = [];
     const invalidScope: number[] = [];
-    // Valid tokens grouped by key version, so each version's bodies decrypt in one batch.
-    const byVersion = new Map<number, { index: number; token: ParsedToken }[]>();
+    // Valid tokens grouped by key version, so each version's keys are looked up once and its
+    // bodies decrypt in one batch.
+    const byVersion = new Map<number, VersionGroup>();
 
-    tokens.forEach((text, index) => {
-      const bytes = codec.parse(text);
-      const parsed = bytes ? this.authenticate(kind, bytes) : null;
-      if (!parsed) {
+    for (let index = 0; index < tokens.length; index++) {
+      // parse gives a fresh array, so it is unwhitened in place.
+      const bytes = codec.parse(tokens[index] as string);
+      if (bytes) whiten(bytes);
+      const layout = bytes ? splitToken(bytes) : null;
+      if (!bytes || !layout || !this.keyring.hasVersion(layout.version)) {
         invalidToken.push(index);
-        return;
+        continue;
       }
-      const tagKey = this.keyring.subkey(TAG_PURPOSE, kind, '', parsed.version);
-      if (!sameBytes(parsed.scopeId, scopeId(tagKey, scope))) {
+      let group = byVersion.get(layout.version);
+      if (!group) {
+        group = { keys: this.keysFor(kind, layout.version), scopeId: undefined, indexes: [], tweaks: [], bodies: [] };
+        byVersion.set(layout.version, group);
+      }
+      // The tag does not depend on the scope: a token of this kind from another scope passes it.
+      if (!tagMatches(group.keys.tagKey, bytes, layout.bodyEnd)) {
+        invalidToken.push(index);
+        continue;
+      }
+      group.scopeId ??= scopeId(group.keys.tagKey, scope);
+      if (!scopeMatches(bytes, group.scopeId)) {
         invalidScope.push(index);
-        return;
+        continue;
       }
-      const group = byVersion.get(parsed.version) ?? [];
-      group.push({ index, token: parsed });
-      byVersion.set(parsed.version, group);
-    });
+      group.indexes.push(index);
+      group.tweaks.push(bytes.subarray(0, layout.bodyStart));
+      group.bodies.push(toNumerals(bytes, layout.bodyStart, layout.bodyEnd));
+    }
 
     for (const [version, group] of byVersion) {
-      const plain = this.bodyCipher(kind, scope, version).decrypt(
-        group.map((g) => toNumerals(g.token.body)),
-        group.map((g) => g.token.tweak),
-      );
-      group.forEach(({ index }, i) => {
-        const value = unpackValue(Uint8Array.from(plain[i] as Uint16Array));
+      if (!group.indexes.length) continue;
+      const plain = this.bodyCipher(kind, scope, version, group.keys).decrypt(group.bodies, group.tweaks);
+      group.indexes.forEach((index, i) => {
+        const value = unpackValue(new Uint8Array(plain[i] as Uint16Array));
         if (value === null) invalidToken.push(index);
         else result[index] = value;
       });
     }
     invalidToken.sort((a, b) => a - b);
     return { result, invalidToken, invalidScope };
-  }
-
-  /** Unwhitens and checks the scope-independent tag; null for anything that is no token. */
-  private authenticate(kind: Kind, bytes: Uint8Array): ParsedToken | null {
-    const copy = Uint8Array.from(bytes);
-    whiten(copy);
-    const parsed = splitToken(copy);
-    if (!parsed || !this.keyring.hasVersion(parsed.version)) return null;
-    const tagKey = this.keyring.subkey(TAG_PURPOSE, kind, '', parsed.version);
-    return sameBytes(parsed.tag, computeTag(tagKey, parsed.tagged)) ? parsed : null;
   }
 }

@@ -4,14 +4,25 @@ export function toCodePoints(text: string): number[] {
   return Array.from(text, (ch) => ch.codePointAt(0) as number);
 }
 
-/** String.fromCodePoint in slices, so long texts do not overflow the argument limit. */
+/**
+ * The string of the code points. Built as UTF-16 units with String.fromCharCode, several times
+ * faster than String.fromCodePoint, in slices so long texts do not overflow the argument limit.
+ */
 export function codePointsToString(codePoints: ArrayLike<number>): string {
   const SLICE = 8192;
   let text = '';
-  for (let i = 0; i < codePoints.length; i += SLICE) {
-    text += String.fromCodePoint(...(Array.prototype.slice.call(codePoints, i, i + SLICE) as number[]));
+  const units: number[] = [];
+  for (let i = 0; i < codePoints.length; i++) {
+    const cp = codePoints[i] as number;
+    if (cp >>> 0 !== cp || cp > 0x10ffff) throw new RangeError(`invalid code point ${cp}`);
+    if (cp < 0x10000) units.push(cp);
+    else units.push(0xd800 + ((cp - 0x10000) >> 10), 0xdc00 + (cp & 0x3ff));
+    if (units.length >= SLICE) {
+      text += String.fromCharCode.apply(null, units);
+      units.length = 0;
+    }
   }
-  return text;
+  return text + String.fromCharCode.apply(null, units);
 }
 
 const KNOWN = 1;

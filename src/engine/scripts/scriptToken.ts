@@ -4,6 +4,7 @@
  * A 0x01 byte is put in front before converting, so leading zero bytes survive the trip through
  * a number; decoding checks it is there.
  */
+import { digitsToBytes, takeDigits } from '../tokens/byteArithmetic.js';
 import { codePointsToString } from './codePoints.js';
 import { fromBaseDigits, toBaseDigits } from './mixedRadix.js';
 import type { ScriptId } from './scriptIds.js';
@@ -14,15 +15,44 @@ export const TOKEN_GROUP_LENGTH = 5;
 const GROUP_SEPARATOR = 0x20;
 /** Longest token text decoded, in UTF-16 units; anything longer is no token. */
 export const MAX_SCRIPT_TOKEN_LENGTH = 1 << 21;
+/**
+ * Up to this many bytes the conversion runs in byteArithmetic's plain numbers; longer tokens
+ * (of long texts) go through BigInt's product tree, which is subquadratic.
+ */
+const MAX_NUMBER_BYTES = 64;
 
 function bytesToHex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
+/** The digits of 0x01 ‖ bytes in base `base`, most significant first, no leading zero. */
+function sentinelDigits(bytes: Uint8Array, base: number): number[] {
+  if (bytes.length > MAX_NUMBER_BYTES) return toBaseDigits(BigInt(`0x01${bytesToHex(bytes)}`), base);
+  const n = new Uint8Array(bytes.length + 1);
+  n[0] = 1;
+  n.set(bytes, 1);
+  return takeDigits(n, base).reverse();
+}
+
+/** The bytes after the 0x01 sentinel of the number the digits (no leading zero) write; null without it. */
+function bytesAfterSentinel(digits: number[], base: number): Uint8Array | null {
+  // One byte more than the digits can need, against rounding in the logarithm.
+  const byteCount = Math.ceil((digits.length * Math.log2(base)) / 8) + 1;
+  if (byteCount > MAX_NUMBER_BYTES) {
+    let hex = fromBaseDigits(digits, base).toString(16);
+    if (hex.length % 2 === 1) hex = `0${hex}`;
+    if (!hex.startsWith('01')) return null;
+    return new Uint8Array(Buffer.from(hex.slice(2), 'hex'));
+  }
+  const n = digitsToBytes(digits, base, byteCount) as Uint8Array;
+  let first = 0;
+  while (first < n.length && n[first] === 0) first++;
+  return n[first] === 1 ? n.slice(first + 1) : null;
+}
+
 export function encodeTokenInScript(bytes: Uint8Array, script: ScriptId): string {
   const alphabet = tokenAlphabet(script);
-  const value = BigInt(`0x01${bytesToHex(bytes)}`);
-  const digits = toBaseDigits(value, alphabet.symbols.length);
+  const digits = sentinelDigits(bytes, alphabet.symbols.length);
   const out: number[] = [];
   digits.forEach((digit, i) => {
     if (i > 0 && i % TOKEN_GROUP_LENGTH === 0) out.push(GROUP_SEPARATOR);
@@ -41,8 +71,10 @@ export function decodeScriptToken(token: string): Uint8Array | null {
   let alphabet: TokenAlphabet | undefined;
   const digits: number[] = [];
   let groupLength = 0;
-  for (const ch of token.normalize('NFC')) {
-    const cp = ch.codePointAt(0) as number;
+  const text = token.normalize('NFC');
+  for (let i = 0; i < text.length; i++) {
+    const cp = text.codePointAt(i) as number;
+    if (cp > 0xffff) i++; // the second unit of a surrogate pair
     if (cp === GROUP_SEPARATOR) {
       if (groupLength !== TOKEN_GROUP_LENGTH) return null;
       groupLength = 0;
@@ -56,8 +88,5 @@ export function decodeScriptToken(token: string): Uint8Array | null {
     groupLength++;
   }
   if (!alphabet || groupLength === 0 || digits[0] === 0) return null;
-  let hex = fromBaseDigits(digits, alphabet.symbols.length).toString(16);
-  if (hex.length % 2 === 1) hex = `0${hex}`;
-  if (!hex.startsWith('01')) return null;
-  return new Uint8Array(Buffer.from(hex.slice(2), 'hex'));
+  return bytesAfterSentinel(digits, alphabet.symbols.length);
 }

@@ -50,10 +50,19 @@ function makeAlphabet(script: ScriptId): TokenAlphabet {
   for (const [first, last] of ALPHABET_RANGES[script]) {
     for (let cp = first; cp <= last; cp++) symbols.push(cp);
   }
-  const digits = new Map<number, number>();
-  symbols.forEach((cp, digit) => digits.set(cp, digit));
-  if (digits.size !== symbols.length) throw new Error(`token alphabet of ${script} repeats a symbol`);
-  return { script, symbols: Uint32Array.from(symbols), digitOf: (cp) => digits.get(cp) ?? -1 };
+  // Digits by code point minus the lowest symbol: an array lookup per character of a token
+  // read back (every alphabet spans at most a block, 21k code points for Han).
+  const low = Math.min(...symbols);
+  const digits = new Int32Array(Math.max(...symbols) - low + 1).fill(-1);
+  symbols.forEach((cp, digit) => {
+    if (digits[cp - low] !== -1) throw new Error(`token alphabet of ${script} repeats a symbol`);
+    digits[cp - low] = digit;
+  });
+  const digitOf = (cp: number): number => {
+    const i = cp - low;
+    return i >= 0 && i < digits.length ? (digits[i] as number) : -1;
+  };
+  return { script, symbols: Uint32Array.from(symbols), digitOf };
 }
 
 let alphabets: ReadonlyMap<ScriptId, TokenAlphabet> | undefined;

@@ -1,3 +1,9 @@
+import { digitsToBytes, takeDigits } from './byteArithmetic.js';
+
+/** Above this many bytes conversion goes through BigInt, faster on long inputs (byteArithmetic.ts). */
+const MAX_NUMBER_BYTES = 64;
+const ASCII = 128;
+
 /**
  * Bytes ↔ text in an alphabet of at most 256 symbols, with a width fixed by the byte count:
  * width(k) = ceil(8k / log2(N)). No sentinel digit, so tokens do not share a constant first
@@ -9,7 +15,10 @@ export class FixedWidthBase {
   private readonly radix: number;
   private readonly bitsPerSymbol: number;
   private readonly index = new Map<string, number>();
-  /** Digits per chunk so that radix^chunk stays an exact double: conversion works a chunk at a time. */
+  /** Digit by char code, and char code by digit, when every symbol is ASCII (all the token alphabets). */
+  private readonly asciiIndex: Int16Array | null;
+  private readonly asciiCodes: number[] | null;
+  /** Digits per chunk for BigInt: radix^chunk stays an exact double. */
   private readonly chunk: number;
   private readonly chunkBase: bigint;
 
@@ -23,6 +32,11 @@ export class FixedWidthBase {
     this.base = BigInt(symbols.length);
     this.bitsPerSymbol = Math.log2(symbols.length);
     symbols.forEach((s, i) => this.index.set(s, i));
+    const ascii = symbols.every((s) => s.length === 1 && s.charCodeAt(0) < ASCII);
+    const table = new Int16Array(ASCII).fill(-1);
+    if (ascii) symbols.forEach((s, i) => { table[s.charCodeAt(0)] = i; });
+    this.asciiIndex = ascii ? table : null;
+    this.asciiCodes = ascii ? symbols.map((s) => s.charCodeAt(0)) : null;
     this.chunk = Math.floor(52 / Math.ceil(this.bitsPerSymbol));
     this.chunkBase = this.base ** BigInt(this.chunk);
   }
@@ -34,6 +48,19 @@ export class FixedWidthBase {
 
   encode(bytes: Uint8Array): string {
     const width = this.width(bytes.length);
+    const codes = this.asciiCodes;
+    if (bytes.length > MAX_NUMBER_BYTES || !codes) return this.encodeBig(bytes, width);
+    const n = new Uint8Array(bytes.length);
+    n.set(bytes);
+    const digits = takeDigits(n, this.radix);
+    // The value is below 256^k <= radix^width: zeros fill the width above its digits.
+    const out = new Array<number>(width).fill(codes[0] as number, 0, width - digits.length);
+    for (let i = 0; i < digits.length; i++) out[width - 1 - i] = codes[digits[i] as number] as number;
+    // One call for the whole string: far cheaper than joining one-character strings.
+    return String.fromCharCode.apply(null, out);
+  }
+
+  private encodeBig(bytes: Uint8Array, width: number): string {
     const out = new Array<string>(width);
     let n = bytes.length ? BigInt('0x' + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('hex')) : 0n;
     let pos = width;
@@ -51,16 +78,43 @@ export class FixedWidthBase {
 
   /** null when the text has a foreign symbol, a width no byte count gives, or too large a value. */
   decode(text: string): Uint8Array | null {
-    const symbols = this.radix <= 0xffff && text.length < 0x10000 ? [...text] : [];
-    let byteCount = Math.floor((symbols.length * this.bitsPerSymbol) / 8);
-    while (byteCount > 0 && this.width(byteCount) > symbols.length) byteCount--;
-    if (byteCount === 0 || this.width(byteCount) !== symbols.length) return null;
+    const digits = this.digitsIn(text);
+    if (!digits) return null;
+    let byteCount = Math.floor((digits.length * this.bitsPerSymbol) / 8);
+    while (byteCount > 0 && this.width(byteCount) > digits.length) byteCount--;
+    if (byteCount === 0 || this.width(byteCount) !== digits.length) return null;
+    return byteCount > MAX_NUMBER_BYTES ? this.decodeBig(digits, byteCount) : digitsToBytes(digits, this.radix, byteCount);
+  }
+
+  /** The text's digits, or null for a foreign symbol or text too long to be a token. */
+  private digitsIn(text: string): Uint8Array | null {
+    if (text.length >= 0x10000) return null;
+    const table = this.asciiIndex;
+    if (table) {
+      const digits = new Uint8Array(text.length);
+      for (let i = 0; i < text.length; i++) {
+        const code = text.charCodeAt(i);
+        const digit = code < ASCII ? (table[code] as number) : -1;
+        if (digit < 0) return null;
+        digits[i] = digit;
+      }
+      return digits;
+    }
+    const symbols = [...text];
+    const digits = new Uint8Array(symbols.length);
+    for (let i = 0; i < symbols.length; i++) {
+      const digit = this.index.get(symbols[i] as string);
+      if (digit === undefined) return null;
+      digits[i] = digit;
+    }
+    return digits;
+  }
+
+  private decodeBig(digits: Uint8Array, byteCount: number): Uint8Array | null {
     let n = 0n;
     let part = 0;
     let partDigits = 0;
-    for (const s of symbols) {
-      const digit = this.index.get(s);
-      if (digit === undefined) return null;
+    for (const digit of digits) {
       part = part * this.radix + digit;
       if (++partDigits === this.chunk) {
         n = n * this.chunkBase + BigInt(part);

@@ -1,3 +1,5 @@
+import { digitsToBytes, takeDigits } from './byteArithmetic.js';
+
 /**
  * Packs a value into the bytes a token encrypts, compactly for the common shapes so tokens stay
  * short. The first byte says how: its high bits the encoding, its low 2 bits how many zero bytes
@@ -11,16 +13,16 @@ const ENC_UUID_LOWER = 2;
 const ENC_UUID_UPPER = 3;
 
 const SYMBOLS = '0123456789 -./+(),:';
-const SYMBOL_BASE = BigInt(SYMBOLS.length);
-const SYMBOL_INDEX = new Map([...SYMBOLS].map((c, i) => [c, BigInt(i)]));
+const SYMBOL_RADIX = SYMBOLS.length;
+const SYMBOL_BASE = BigInt(SYMBOL_RADIX);
+/** Symbol digit by char code (all ASCII), -1 elsewhere. */
+const SYMBOL_DIGIT = new Int8Array(128).fill(-1);
+for (let i = 0; i < SYMBOL_RADIX; i++) SYMBOL_DIGIT[SYMBOLS.charCodeAt(i)] = i;
+const SYMBOL_CODES = [...SYMBOLS].map((c) => c.charCodeAt(0));
+/** Longer symbol bodies (never packed, only forged or corrupt) are read with BigInt. */
+const MAX_NUMBER_BODY_BYTES = 64;
 const UUID_LOWER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UUID_UPPER = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
-
-function bigintToBytes(value: bigint): Uint8Array {
-  let hex = value.toString(16);
-  if (hex.length % 2) hex = '0' + hex;
-  return Buffer.from(hex, 'hex');
-}
 
 function withHeader(encoding: number, body: Uint8Array): Uint8Array {
   const pad = Math.max(0, MIN_PACKED_BYTES - 1 - body.length);
@@ -30,19 +32,42 @@ function withHeader(encoding: number, body: Uint8Array): Uint8Array {
   return out;
 }
 
+/**
+ * The value as a base-19 number behind a leading 1 (so "007" and "7" pack differently), in
+ * as few big-endian bytes as hold it; null for a character outside SYMBOLS. Callers keep
+ * values to 64 characters.
+ */
 function packSymbols(value: string): Uint8Array | null {
-  // A leading 1 keeps leading zeros: "007" and "7" must pack differently.
-  let n = 1n;
-  for (const ch of value) {
-    const index = SYMBOL_INDEX.get(ch);
-    if (index === undefined) return null;
-    n = n * SYMBOL_BASE + index;
+  const digits = new Array<number>(value.length + 1);
+  digits[0] = 1;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    const digit = code < 128 ? (SYMBOL_DIGIT[code] as number) : -1;
+    if (digit < 0) return null;
+    digits[i + 1] = digit;
   }
-  return bigintToBytes(n);
+  // 19^(n+1) < 2^(4.25(n+1)): enough bytes; the leading zero bytes are cut.
+  const bytes = digitsToBytes(digits, SYMBOL_RADIX, Math.ceil((digits.length * 4.25) / 8)) as Uint8Array;
+  let first = 0;
+  while (bytes[first] === 0) first++;
+  return bytes.subarray(first);
 }
 
+/** The inverse of packSymbols: the base-19 digits after a leading 1; null when there is none. */
 function unpackSymbols(body: Uint8Array): string | null {
   if (body.length === 0) return null;
+  if (body.length > MAX_NUMBER_BODY_BYTES) return unpackSymbolsBig(body);
+  const n = new Uint8Array(body.length);
+  n.set(body);
+  const digits = takeDigits(n, SYMBOL_RADIX);
+  const top = digits.length - 1;
+  if (top < 0 || digits[top] !== 1) return null;
+  const codes = new Array<number>(top);
+  for (let i = 0; i < top; i++) codes[i] = SYMBOL_CODES[digits[top - 1 - i] as number] as number;
+  return String.fromCharCode.apply(null, codes);
+}
+
+function unpackSymbolsBig(body: Uint8Array): string | null {
   let n = BigInt('0x' + Buffer.from(body).toString('hex'));
   const chars: string[] = [];
   while (n > 1n) {

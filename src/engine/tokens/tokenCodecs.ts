@@ -5,13 +5,20 @@ import { FixedWidthBase } from './fixedWidthBase.js';
 /** Renders token bytes in a kind's output alphabet, and reads them back. */
 export interface TokenCodec {
   render(bytes: Uint8Array, plaintext: string, lang: Lang): string;
-  /** null when the text cannot be a token of this kind. */
+  /** null when the text cannot be a token of this kind; else a new array the caller may modify. */
   parse(token: string): Uint8Array | null;
 }
 
-const DECIMAL = new FixedWidthBase('0123456789');
-const BASE36 = new FixedWidthBase('abcdefghijklmnopqrstuvwxyz0123456789');
-const BASE62 = new FixedWidthBase('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz');
+/** The fixed-width alphabets of the non-text kinds; part of the token format, never change one. */
+export const FIXED_WIDTH_ALPHABETS = {
+  decimal: '0123456789',
+  base36: 'abcdefghijklmnopqrstuvwxyz0123456789',
+  base62: '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz',
+} as const;
+
+const DECIMAL = new FixedWidthBase(FIXED_WIDTH_ALPHABETS.decimal);
+const BASE36 = new FixedWidthBase(FIXED_WIDTH_ALPHABETS.base36);
+const BASE62 = new FixedWidthBase(FIXED_WIDTH_ALPHABETS.base62);
 
 const DIGIT_GROUPS = /^[0-9]+(?: [0-9]+)*$/;
 

@@ -6,6 +6,7 @@ import {
 } from '../../../src/engine/scripts/index.js';
 import { LANGS } from '../../../src/engine/types.js';
 import { REAL_NAMES } from '../../fixtures/realNames.js';
+import { referenceDecodeScriptToken, referenceEncodeTokenInScript } from '../bigintReference.js';
 
 const MARK = /^\p{M}$/u;
 
@@ -132,6 +133,34 @@ describe('encodeTokenInScript / decodeScriptToken', () => {
         if (bytes) expect(encodeTokenInScript(bytes, 'latin')).toBe(text);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('the same tokens as the BigInt conversion', () => {
+  const bytesOf = (got: Uint8Array | null) => (got === null ? null : [...got]);
+
+  it.each(SCRIPT_IDS)('%s: encodes random bytes identically, and decodes or refuses edits identically', (script) => {
+    const symbols = [...tokenAlphabet(script).symbols].map((cp) => String.fromCodePoint(cp));
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 0, maxLength: 90 }),
+        fc.nat(),
+        fc.constantFrom(...symbols, ' ', 'a', '\u00e9'),
+        fc.constantFrom('replace', 'insert', 'delete', 'none'),
+        (bytes, at, symbol, edit) => {
+          const token = encodeTokenInScript(bytes, script);
+          expect(token).toBe(referenceEncodeTokenInScript(bytes, script));
+          const chars = [...token];
+          const i = at % chars.length;
+          if (edit === 'replace') chars[i] = symbol;
+          if (edit === 'insert') chars.splice(i, 0, symbol);
+          if (edit === 'delete') chars.splice(i, 1);
+          const text = chars.join('');
+          expect(bytesOf(decodeScriptToken(text))).toEqual(bytesOf(referenceDecodeScriptToken(text)));
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 });
