@@ -104,3 +104,52 @@ describe('MessagePump', () => {
     expect(run.failures).toEqual([{ kind: 'invalid-type', type: 0x79 }]);
   });
 });
+
+describe('writes around an asynchronous hook', () => {
+  /** Counts the target's writes (each corked group is one). */
+  function countingTarget(): { target: PassThrough; writes: Buffer[] } {
+    const writes: Buffer[] = [];
+    const target = new PassThrough();
+    target._writev = (chunks, done) => {
+      writes.push(Buffer.concat(chunks.map((c) => c.chunk as Buffer)));
+      done();
+    };
+    target._write = (chunk: Buffer, _encoding, done) => {
+      writes.push(chunk);
+      done();
+    };
+    return { target, writes };
+  }
+
+  function pumpWith(intercept: PumpHandler['intercept']): { source: PassThrough; writes: Buffer[] } {
+    const source = new PassThrough();
+    const { target, writes } = countingTarget();
+    const handler: PumpHandler = { observe: () => FORWARD, intercept, takeAfter: () => [], onFailure: () => undefined };
+    new MessagePump(source, target, frontendMessageLimits(1 << 20), typeSet('B'), handler).start();
+    return { source, writes };
+  }
+
+  const parse = message('P', Buffer.from('\0INSERT\0\0\0', 'latin1'));
+  const bind = message('B', Buffer.alloc(12, 1));
+  const rest = Buffer.concat([message('E', Buffer.alloc(5)), message('S', Buffer.alloc(0))]);
+  const rewritten = message('B', Buffer.alloc(12, 2));
+
+  it('sends a Parse, the rewritten Bind and the rest in one write when the hook answers in an immediate', async () => {
+    // As the policy hooks do: a microtask first, then the engine's setImmediate, queued after the pump's.
+    const { source, writes } = pumpWith(() => Promise.resolve().then(() => new Promise((resolve) => setImmediate(() => resolve(rewritten)))));
+    source.write(Buffer.concat([parse, bind, rest]));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(writes).toEqual([Buffer.concat([parse, rewritten, rest])]);
+  });
+
+  it('sends what came before the message while a slow hook still waits', async () => {
+    let answer: (bytes: Buffer) => void = () => undefined;
+    const { source, writes } = pumpWith(() => new Promise((resolve) => { answer = resolve; }));
+    source.write(Buffer.concat([parse, bind, rest]));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(writes).toEqual([parse]);
+    answer(rewritten);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(Buffer.concat(writes)).toEqual(Buffer.concat([parse, rewritten, rest]));
+  });
+});

@@ -46,6 +46,7 @@ export class MessagePump {
   private readonly out: Buffer[] = [];
   private waitingForDrain = false;
   private hookBusy = false;
+  private busyTurns = 0;                      // loop turns an asynchronous hook has been busy
   private readonly backlog: Buffer[] = [];
   private stopped = false;
 
@@ -203,11 +204,13 @@ export class MessagePump {
       this.push(verdict ?? frame);
       return true;
     }
-    // What came before the message stays queued: a hook that answers within this loop turn (the
-    // engine does) sends it with the verdict and the rest of the chunk in one write, a Parse with
-    // its rewritten Bind. A hook that waits longer (a catalog read, a COPY waiting for the server)
-    // gets it flushed at the end of the turn, since the server may have to answer it first.
+    // What came before the message stays queued: a hook that answers within this loop turn or the
+    // next (the engine answers in a setImmediate) sends it with the verdict and the rest of the
+    // chunk in one write, a Parse with its rewritten Bind. A hook that waits longer (a catalog
+    // read, a COPY waiting for the server) gets it flushed then, since the server may have to
+    // answer it first.
     this.hookBusy = true;
+    this.busyTurns = 0;
     this.source.pause();
     setImmediate(this.flushWhileBusy);
     verdict.then(
@@ -227,7 +230,10 @@ export class MessagePump {
   }
 
   private readonly flushWhileBusy = (): void => {
-    if (this.hookBusy && !this.stopped) this.flush();
+    if (!this.hookBusy || this.stopped) return;
+    // Immediates queued in this check phase (the engine's) run only after this one: wait a turn.
+    if (this.busyTurns++ === 0) setImmediate(this.flushWhileBusy);
+    else this.flush();
   };
 
   private push(bytes: Buffer): void {
