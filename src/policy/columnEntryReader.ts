@@ -3,7 +3,7 @@ import { ROLE_NAME } from '../config/accountsSection.js';
 import { MAX_NOISE, MAX_SCOPE_BYTES } from '../engine/options.js';
 import {
   DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, LANG_KINDS, LANGS, METHODS, REVERSIBLE_METHODS,
-  isKind, isLang, isMethod, type Kind, type Lang, type Method,
+  isKind, isLang, isMethod, type Method,
 } from '../engine/types.js';
 import { quoteValue, type IssueCollector } from './issueCollector.js';
 import {

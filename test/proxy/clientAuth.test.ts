@@ -1,6 +1,5 @@
 /** The client side of the handshake: startup, TLS termination, accounts, refusals. */
 import net from 'node:net';
-import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSelfSignedCertificate, type RunningProxy, type SessionContext } from '../../src/proxy/index.js';

@@ -1,6 +1,5 @@
 /** The upstream side: the proxy's own login (SCRAM, md5, password, trust), TLS, and an unreachable server. */
 import net from 'node:net';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSelfSignedCertificate, type RunningProxy, type UpstreamOptions } from '../../src/proxy/index.js';
 import { freePort, startTestPostgres, type TestPostgres } from '../support/postgres.js';

@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
 import { schemaFactsOf } from '../sql/index.js';
 import { rewriteBind } from './bindRewriter.js';
-import { CopyInRewriter } from './copyInRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import type { PortalInfo, StatementInfo } from './replyQueue.js';

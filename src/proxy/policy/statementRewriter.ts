@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { ColumnPolicy } from '../../policy/index.js';
 import type { Engine } from '../../engine/engineTypes.js';
 import {
-  analyseSql, spliceLiterals, type ColumnRef, type LiteralReplacement, type ProtectedSchema, type SqlAnalysis, type SqlAnalysisCache,
+  spliceLiterals, type ColumnRef, type LiteralReplacement, type SqlAnalysis, type SqlAnalysisCache,
 } from '../sql/index.js';
 import { columnName } from '../sql/relationLookup.js';
 import type { ColumnPolicies } from './columnPolicies.js';
@@ -95,26 +95,9 @@ export interface StatementContext {
   readonly dateStyle: DateStyle;
 }
 
-/**
- * Analyses `sql`. With `misses`, the analysis bypasses the cache and records the relation names
- * the catalog did not know (a session with DDL not yet visible to pgveil must not use them).
- */
-export function analyse(sql: string, context: StatementContext, misses?: Set<string>): SqlAnalysis {
-  if (misses === undefined) return context.cache.analyse(sql, context.schema, context.schemaKey);
-  return analyseSql(sql, recordingMisses(context.schema, misses));
-}
-
-/** `schema` answering as before, noting the names it does not know; every other member is its own. */
-function recordingMisses(schema: ProtectedSchema, misses: Set<string>): ProtectedSchema {
-  const recording = Object.create(schema) as ProtectedSchema;
-  recording.resolveTable = (schemaName, table) => {
-    const resolved = schema.resolveTable(schemaName, table);
-    if (resolved === undefined) misses.add(`${schemaName ?? ''}.${table}`);
-    return resolved;
-  };
-  const next = schema.afterStatement?.bind(schema);
-  if (next !== undefined) recording.afterStatement = (effects) => recordingMisses(next(effects), misses);
-  return recording;
+/** Analyses `sql` through the cache (keyed by the session's schema answers). */
+export function analyse(sql: string, context: StatementContext): SqlAnalysis {
+  return context.cache.analyse(sql, context.schema, context.schemaKey);
 }
 
 /** Throws PolicyRefusal when the text must not be forwarded. */

@@ -48,7 +48,7 @@ export class SessionRelay {
 
   constructor(
     private readonly options: SessionRelayOptions,
-    private readonly context: Omit<SessionContext, 'replyInOrder' | 'discardUntilSync' | 'state'>,
+    context: Omit<SessionContext, 'replyInOrder' | 'discardUntilSync' | 'state'>,
   ) {
     const state = this.state;
     const sessionContext: SessionContext = {

@@ -3,7 +3,7 @@
  * that records calls, and per-code-point views of a text.
  */
 import { createFpeCipher } from '../../../src/engine/crypto/createFpeCipher.js';
-import type { FpeCipher, Tweaks } from '../../../src/engine/crypto/fpeCipher.js';
+import type { FpeCipher } from '../../../src/engine/crypto/fpeCipher.js';
 import { isElementFailure, type ElementFailure } from '../../../src/engine/errors.js';
 import type { KindHandler } from '../../../src/engine/kinds/kind.js';
 import { classIdOf } from '../../../src/engine/scripts/charClassTable.js';
