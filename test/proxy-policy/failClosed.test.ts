@@ -13,6 +13,7 @@ import { serialize } from 'pg-protocol';
 import { openRawSession } from '../proxy/support/rawProtocol.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+import { failure } from './support/refusals.js';
 
 let harness: PolicyHarness;
 let app: pg.Client;
@@ -31,19 +32,6 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-interface Failure {
-  code?: string;
-  message: string;
-}
-
-async function failure(run: () => Promise<unknown>): Promise<Failure> {
-  try {
-    await run();
-  } catch (error) {
-    return error as Failure;
-  }
-  throw new Error('expected a refusal');
-}
 
 /** [name, run as simple query or with parameters, SQLSTATE, words the message must hold]. */
 const CASES: [string, (client: pg.Client) => Promise<unknown>, string, RegExp][] = [

@@ -12,6 +12,7 @@ import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANALYST, APP, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from './support/policyHarness.js';
+import { failure } from './support/refusals.js';
 
 const PHONE = '+1 555 987 6543';
 
@@ -47,19 +48,6 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-interface Failure {
-  code?: string;
-  message: string;
-}
-
-async function failure(run: () => Promise<unknown>): Promise<Failure> {
-  try {
-    await run();
-  } catch (error) {
-    return error as Failure;
-  }
-  throw new Error('expected a refusal');
-}
 
 async function copyOut(client: pg.Client, sql: string): Promise<string> {
   const chunks: Buffer[] = [];

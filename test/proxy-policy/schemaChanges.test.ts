@@ -13,6 +13,7 @@ import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRawSession } from '../proxy/support/rawProtocol.js';
 import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+import { failure } from './support/refusals.js';
 
 /** Never stored anywhere: every case tries to write it into a protected column. */
 const SECRET = '123-45-6789';
@@ -54,19 +55,6 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-interface Failure {
-  code?: string;
-  message: string;
-}
-
-async function failure(run: () => Promise<unknown>): Promise<Failure> {
-  try {
-    await run();
-  } catch (error) {
-    return error as Failure;
-  }
-  throw new Error('expected a refusal');
-}
 
 async function withClient<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = await harness.connect(APP);
