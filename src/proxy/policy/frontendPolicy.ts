@@ -13,7 +13,7 @@ import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import type { PortalInfo, StatementInfo } from './replyQueue.js';
 import { preparedPathRefusal } from './preparedStatementPath.js';
-import { analyse, changesCatalog, planSignature, rewriteStatement, type RewrittenStatement } from './statementRewriter.js';
+import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './statementRewriter.js';
 import {
   bindMessage, copyData, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage,
   queryMessage, readBind, readExecutePortal, readParse, readTarget,
@@ -131,7 +131,7 @@ export class FrontendPolicy {
     state.statements.set(parse.name, {
       params: rewritten.params, paramTypes: [...parse.paramTypes], copies: rewritten.copies, fields: undefined, describeRequested: false,
       sessionEffects: rewritten.analysis.statements[0]?.sessionEffects ?? [],
-      sql: parse.sql, resolutionKey: rewritten.resolutionKey, planSignature: planSignature(rewritten.analysis),
+      sql: parse.sql, resolutionKey: rewritten.resolutionKey, analysis: rewritten.analysis,
     });
     state.queue.push({ kind: 'parse' });
     return rewritten.sql === parse.sql ? undefined : parseMessage({ ...parse, sql: rewritten.sql });

@@ -27,7 +27,8 @@ function check(state: PolicySessionState, statement: StatementInfo, domain: numb
   // Unless a bare name denotes several relations, one with policies, every path resolves alike.
   if (!hasPathDependentNames(policies)) return undefined;
   const context = state.statementContext(policies, domain);
-  if (context.schema.resolutionKey === statement.resolutionKey) return undefined;
+  if (context.schema.resolutionKey === statement.resolutionKey || statement.analysis === undefined) return undefined;
   const again = analyse(statement.sql ?? '', context);
-  return planSignature(again) === statement.planSignature ? undefined : unsupportedRefusal(REPREPARE);
+  // Digests are made only here, on the rare Bind under a changed path, not on every Parse.
+  return planSignature(again) === planSignature(statement.analysis) ? undefined : unsupportedRefusal(REPREPARE);
 }

@@ -5,7 +5,7 @@
  * CopyInResponse is tied to its COPY statement, and which ErrorResponse answers a message pgveil
  * refused (so it can carry pgveil's message).
  */
-import type { SessionEffect } from '../sql/index.js';
+import type { SessionEffect, SqlAnalysis } from '../sql/index.js';
 import type { CopyStream } from './copyTargets.js';
 import type { PendingEffects } from './sessionSearchPath.js';
 import type { ParamPlan } from './statementRewriter.js';
@@ -17,11 +17,11 @@ export interface StatementInfo {
   readonly sessionEffects?: readonly SessionEffect[];
   /**
    * The text as the client sent it, what unqualified names resolved to when it was parsed, and
-   * the digest of its analysis: the server re-resolves names at Bind under the path then in force.
+   * its analysis then: the server re-resolves names at Bind under the path then in force.
    */
   readonly sql?: string;
   readonly resolutionKey?: string;
-  readonly planSignature?: string;
+  readonly analysis?: SqlAnalysis;
   /** Declared in Parse; zeros filled in from ParameterDescription when the client describes it. */
   paramTypes: number[];
   readonly copies: readonly CopyStream[];
