@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import pg from 'pg';
-import { connectQuietly, pgSslOption } from './upstreamClient.js';
+import { connectQuietly, describeDatabaseUrl, upstreamSslOption } from './upstreamClient.js';
 import type { UpstreamConfig } from '../config/configTypes.js';
 import type { CatalogQuery, CatalogRow } from './catalogReader.js';
 
@@ -27,19 +26,6 @@ export function pgCatalogQuery(client: Pick<pg.ClientBase, 'query'>): CatalogQue
   };
 }
 
-function describeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}:${u.port || '5432'}${u.pathname} as ${decodeURIComponent(u.username) || '(default user)'}`;
-  } catch {
-    return 'the database URL given';
-  }
-}
-
-async function sslOption(up: UpstreamConfig): Promise<pg.ClientConfig['ssl']> {
-  return pgSslOption(up.sslmode, up.host, up.ca === undefined ? undefined : await readFile(up.ca, 'utf8'));
-}
-
 const connected = connectQuietly;
 
 /**
@@ -51,7 +37,7 @@ export async function connectCatalog(target: CatalogTarget): Promise<CatalogConn
   let client: pg.Client;
   let description: string;
   if ('url' in target) {
-    description = describeUrl(target.url);
+    description = describeDatabaseUrl(target.url);
     client = await connected({ connectionString: target.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: APPLICATION_NAME });
   } else {
     const up = target.upstream;
@@ -61,7 +47,7 @@ export async function connectCatalog(target: CatalogTarget): Promise<CatalogConn
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: APPLICATION_NAME,
     };
     if (up.password !== undefined) base.password = up.password;
-    const ssl = await sslOption(up);
+    const ssl = await upstreamSslOption(up);
     try {
       client = await connected({ ...base, ssl });
     } catch (err) {

@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import pg from 'pg';
-import { connectQuietly, pgSslOption } from '../../policy/upstreamClient.js';
-import type { PgveilConfig, UpstreamConfig } from '../../config/configTypes.js';
+import { connectQuietly, describeDatabaseUrl, upstreamSslOption } from '../../policy/upstreamClient.js';
+import type { PgveilConfig } from '../../config/configTypes.js';
 import type { CatalogTarget } from '../../policy/index.js';
 import { UsageError } from '../cliIo.js';
 
@@ -42,21 +41,9 @@ const TEXT_VALUES: pg.CustomTypesConfig = {
 };
 
 /** Same TLS choices as the proxy upstream and `policy check`. */
-async function sslOption(up: UpstreamConfig): Promise<pg.ClientConfig['ssl']> {
-  return pgSslOption(up.sslmode, up.host, up.ca === undefined ? undefined : await readFile(up.ca, 'utf8'));
-}
 
 function connected(config: pg.ClientConfig): Promise<pg.Client> {
   return connectQuietly({ ...config, types: TEXT_VALUES, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-}
-
-function describeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}:${u.port || '5432'}${u.pathname} as ${decodeURIComponent(u.username) || '(default user)'}`;
-  } catch {
-    return 'the database URL given';
-  }
 }
 
 /** Connects (`prefer` falls back to plain TCP when the server has no TLS) and sets ISO dates. */
@@ -64,7 +51,7 @@ export async function connectBackfill(target: CatalogTarget, applicationName: st
   let client: pg.Client;
   let description: string;
   if ('url' in target) {
-    description = describeUrl(target.url);
+    description = describeDatabaseUrl(target.url);
     client = await connected({ connectionString: target.url, application_name: applicationName });
   } else {
     const up = target.upstream;
@@ -72,7 +59,7 @@ export async function connectBackfill(target: CatalogTarget, applicationName: st
     const base: pg.ClientConfig = { host: up.host, port: up.port, user: up.user, database: target.database, application_name: applicationName };
     if (up.password !== undefined) base.password = up.password;
     try {
-      client = await connected({ ...base, ssl: await sslOption(up) });
+      client = await connected({ ...base, ssl: await upstreamSslOption(up) });
     } catch (err) {
       if (up.sslmode !== 'prefer' || !/does not support SSL/i.test((err as Error).message)) throw err;
       client = await connected({ ...base, ssl: false });
