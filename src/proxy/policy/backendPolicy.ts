@@ -11,7 +11,7 @@ import { CopyInRewriter } from './copyInRewriter.js';
 import { CopyOutRewriter } from './copyOutRewriter.js';
 import type { CopyStream } from './copyTargets.js';
 import type { PolicySessionState } from './policySessionState.js';
-import type { ExpectedReply, PortalInfo } from './replyQueue.js';
+import { settleUnanswered, type ExpectedReply, type PortalInfo } from './replyQueue.js';
 import { namesTableColumns, planResult, type ResultPlan } from './resultPlan.js';
 import { rewriteDataRows } from './rowRewriter.js';
 import {
@@ -112,7 +112,10 @@ export class BackendPolicy {
       case 0x31: // 1 ParseComplete
       case 0x32: // 2 BindComplete
       case 0x33: // 3 CloseComplete
-        if (head !== undefined && head.kind === ({ 0x31: 'parse', 0x32: 'bind', 0x33: 'close' } as const)[type]) queue.shift();
+        if (head !== undefined && head.kind === ({ 0x31: 'parse', 0x32: 'bind', 0x33: 'close' } as const)[type]) {
+          queue.shift();
+          head.settle?.('done');
+        }
         return undefined;
       case 0x74: { // t ParameterDescription
         if (head?.kind !== 'describe-statement') return undefined;
@@ -221,10 +224,12 @@ export class BackendPolicy {
     const searchPath = this.state.searchPath;
     if (head?.kind === 'execute') {
       searchPath.completed(head.effects, tag);
+      head.settle?.('done');
     } else if (head?.kind === 'query') {
       const effects = head.effects ?? [];
       const index = head.completedCommands ?? 0;
       head.completedCommands = index + 1;
+      head.settles?.[index]?.('done');
       // Text the parser could not split has one entry: every command it runs counts as it.
       searchPath.completed(effects[Math.min(index, effects.length - 1)], tag);
     }
@@ -240,9 +245,11 @@ export class BackendPolicy {
       state.copyIn.failSent = true;
     }
     const replacement = head?.refusal;
+    if (head !== undefined) settleUnanswered(head, 'failed');
     if (head !== undefined && head.kind !== 'query' && head.kind !== 'function' && head.kind !== 'sync') {
       // Extended protocol: PostgreSQL skips every message up to the next Sync.
-      state.queue.shiftWhile((reply) => reply.kind !== 'sync');
+      state.queue.shift();
+      state.queue.shiftWhile((reply) => reply.kind !== 'sync', (reply) => settleUnanswered(reply, 'skipped'));
     }
     state.backendEvent();
     return replacement;
@@ -251,8 +258,12 @@ export class BackendPolicy {
   private readyForQuery(frame: Buffer): MessageVerdict {
     const state = this.state;
     const status = String.fromCharCode(frame[5] ?? 0x49);
-    state.queue.shiftWhile((reply) => reply.kind !== 'sync' && reply.kind !== 'query' && reply.kind !== 'function');
+    state.queue.shiftWhile((reply) => reply.kind !== 'sync' && reply.kind !== 'query' && reply.kind !== 'function', (reply) => settleUnanswered(reply, 'skipped'));
     const answered = state.queue.shift();
+    if (answered?.kind === 'query') {
+      settleUnanswered(answered, 'skipped');
+      answered.answered?.('done');
+    }
     const domain = answered?.kind === 'sync' || answered?.kind === 'query' || answered?.kind === 'function' ? answered.domain : undefined;
     state.searchPath.readyForQuery(status, domain);
     this.queryPlan = undefined;
@@ -263,7 +274,7 @@ export class BackendPolicy {
     if (status === 'I') {
       if (state.uncommittedDdl) state.catalog.markStale();
       state.uncommittedDdl = false;
-      state.portals.clear();
+      state.portals.clearConfirmed();
       // Messages sent after this Sync may carry DDL of their own: keep what is pending until they are answered.
       if (state.queue.length === 0) state.pendingSchema.clear();
     } else if (state.ddlCompleted || state.ddlPending) {

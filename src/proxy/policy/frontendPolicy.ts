@@ -7,11 +7,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
-import { schemaFactsOf } from '../sql/index.js';
+import { schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
+import { ConfirmedNames, type PendingChange } from './confirmedNames.js';
+import { certain, preparedNameChanges, refuseExecuteOfProtectedStatement, statementForBind } from './preparedStatements.js';
 import { rewriteBind } from './bindRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
-import type { PortalInfo, StatementInfo } from './replyQueue.js';
+import type { PortalInfo, SettleChanges, StatementInfo } from './replyQueue.js';
 import { preparedPathRefusal } from './preparedStatementPath.js';
 import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './statementRewriter.js';
 import {
@@ -41,6 +43,7 @@ export class FrontendPolicy {
     if (type === 'S') {
       state.discarding = false;
       state.queue.push({ kind: 'sync', domain: state.searchPath.syncDomain() });
+      state.batch++;
       return undefined;
     }
     // PostgreSQL skips everything up to Sync after an error (and so does pgveil after a refusal).
@@ -97,84 +100,109 @@ export class FrontendPolicy {
   }
 
   private async query(frame: Buffer): Promise<MessageVerdict> {
+    const state = this.state;
     const sql = frame.toString('utf8', 5, frame.length - 1);
-    const searchPath = this.state.searchPath;
+    const searchPath = state.searchPath;
     const domain = searchPath.queryDomain();
+    const batch = ++state.batch;
+    state.batch++;
+    // The server runs a Query in the unnamed statement and portal, and drops them afterwards.
+    const dropsUnnamed = [state.statements.change('', undefined, batch), state.portals.change('', undefined, batch)];
+    const answered: SettleChanges = (outcome) => {
+      state.statements.settle(dropsUnnamed[0] as PendingChange<StatementInfo>, outcome);
+      state.portals.settle(dropsUnnamed[1] as PendingChange<PortalInfo>, outcome);
+    };
     let rewritten: RewrittenStatement;
     try {
       rewritten = await this.analysed(sql, domain);
+      refuseExecuteOfProtectedStatement(rewritten, state, batch);
     } catch (error) {
       if (!isRefusal(error)) throw error;
-      this.state.services.metrics.refusals++;
-      this.state.queue.push({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain });
+      state.services.metrics.refusals++;
+      state.queue.push({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain, answered });
       return queryMessage(FAILING_SQL);
     }
-    const effects = rewritten.analysis.statements.map((statement) => searchPath.sent(domain, statement.sessionEffects ?? []));
-    this.state.queue.push({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0 });
+    const statements = rewritten.analysis.statements;
+    const effects = statements.map((statement) => searchPath.sent(domain, statement.sessionEffects ?? []));
+    const settles = statements.map((statement) => preparedNameChanges(state, statement.preparedNames, batch));
+    state.queue.push({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
   }
 
   private async parse(frame: Buffer): Promise<MessageVerdict> {
     const state = this.state;
     const parse = readParse(frame);
+    // The server drops the unnamed statement before it parses: even a failed Parse of it clears it.
+    const failureClears = parse.name === '';
     let rewritten: RewrittenStatement;
     try {
       rewritten = await this.analysed(parse.sql, state.searchPath.messageDomain());
+      refuseExecuteOfProtectedStatement(rewritten, state, state.batch);
     } catch (error) {
       if (!isRefusal(error)) throw error;
       state.services.metrics.refusals++;
-      state.statements.delete(parse.name);
-      state.queue.push({ kind: 'parse', refusal: error.toErrorResponse() });
+      // The statement of that name, if any, stays what the server holds: the Parse sent instead fails.
+      const change = state.statements.change(parse.name, undefined, state.batch, { doomed: true, failureClears });
+      state.queue.push({ kind: 'parse', refusal: error.toErrorResponse(), settle: (outcome) => state.statements.settle(change, outcome) });
       state.discarding = true;
       return parseMessage({ name: parse.name, sql: FAILING_SQL, paramTypes: [] });
     }
-    state.statements.set(parse.name, {
+    const change = state.statements.change(parse.name, {
       params: rewritten.params, paramTypes: [...parse.paramTypes], copies: rewritten.copies, fields: undefined, describeRequested: false,
       sessionEffects: rewritten.analysis.statements[0]?.sessionEffects ?? [],
+      preparedNames: rewritten.analysis.statements[0]?.preparedNames,
       sql: parse.sql, resolutionKey: rewritten.resolutionKey, analysis: rewritten.analysis,
-    });
-    state.queue.push({ kind: 'parse' });
+    }, state.batch, { failureClears });
+    state.queue.push({ kind: 'parse', settle: (outcome) => state.statements.settle(change, outcome) });
     return rewritten.sql === parse.sql ? undefined : parseMessage({ ...parse, sql: rewritten.sql });
   }
 
   private bind(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
     const bind = readBind(frame);
-    const statement = state.statements.get(bind.statement);
-    state.portals.set(bind.portal, { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false });
+    const known = statementForBind(state, bind.statement);
+    if (known instanceof PolicyRefusal) return this.refuseBind(bind, known);
+    const statement = known;
+    const portal: PortalInfo = { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false };
+    const change = state.portals.change(bind.portal, portal, state.batch);
     // The server resolves the statement's names again if the search_path changed since Parse.
-    const pathRefusal = statement === undefined ? undefined : preparedPathRefusal(state, statement, state.searchPath.messageDomain());
+    const pathRefusal = preparedPathRefusal(state, statement, state.searchPath.messageDomain());
     if (pathRefusal instanceof Promise) {
-      return pathRefusal.then((refusal) => (refusal === undefined ? this.bindOnPath(frame, bind, statement) : this.refuseBind(bind, refusal)));
+      return pathRefusal.then((refusal) => (refusal === undefined ? this.bindOnPath(frame, bind, statement, change) : this.refuseBind(bind, refusal, change)));
     }
-    if (pathRefusal !== undefined) return this.refuseBind(bind, pathRefusal);
-    return this.bindOnPath(frame, bind, statement);
+    if (pathRefusal !== undefined) return this.refuseBind(bind, pathRefusal, change);
+    return this.bindOnPath(frame, bind, statement, change);
   }
 
-  private bindOnPath(frame: Buffer, bind: ReturnType<typeof readBind>, statement: StatementInfo | undefined): MessageVerdict | Promise<MessageVerdict> {
+  private bindOnPath(
+    frame: Buffer, bind: ReturnType<typeof readBind>, statement: StatementInfo, change: PendingChange<PortalInfo>,
+  ): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
-    if (statement === undefined || statement.params.size === 0) {
-      state.queue.push({ kind: 'bind' });
+    const settle: SettleChanges = (outcome) => state.portals.settle(change, outcome);
+    if (statement.params.size === 0) {
+      state.queue.push({ kind: 'bind', settle });
       return undefined;
     }
     return rewriteBind(frame, bind, statement.params, statement.paramTypes, state.services.engine, state.settings.dateStyle).then(
       (rewritten) => {
         state.services.metrics.valuesProtected += statement.params.size;
-        state.queue.push({ kind: 'bind' });
+        state.queue.push({ kind: 'bind', settle });
         return rewritten;
       },
       (error: unknown) => {
         if (!isRefusal(error)) throw error;
-        return this.refuseBind(bind, error);
+        return this.refuseBind(bind, error, change);
       },
     );
   }
 
-  private refuseBind(bind: ReturnType<typeof readBind>, refusal: PolicyRefusal): MessageVerdict {
+  private refuseBind(bind: ReturnType<typeof readBind>, refusal: PolicyRefusal, planned?: PendingChange<PortalInfo>): MessageVerdict {
     const state = this.state;
     state.services.metrics.refusals++;
-    state.portals.delete(bind.portal);
-    state.queue.push({ kind: 'bind', refusal: refusal.toErrorResponse() });
+    if (planned !== undefined) state.portals.settle(planned, 'skipped');
+    // A portal of that name, if any, stays what the server holds: the Bind sent instead fails.
+    const change = state.portals.change(bind.portal, undefined, state.batch, { doomed: true });
+    state.queue.push({ kind: 'bind', refusal: refusal.toErrorResponse(), settle: (outcome) => state.portals.settle(change, outcome) });
     state.discarding = true;
     return bindMessage({ portal: '', statement: FAILING_STATEMENT, paramFormats: [], values: [], resultFormats: [] });
   }
@@ -183,11 +211,12 @@ export class FrontendPolicy {
     const state = this.state;
     const target = readTarget(frame);
     if (target.target === 'S') {
-      const statement = state.statements.get(target.name) ?? { ...NO_STATEMENT, paramTypes: [] };
+      // What the reply says is kept only for a statement pgveil is sure the name holds.
+      const statement = certain(state.statements.candidates(target.name, state.batch)) ?? { ...NO_STATEMENT, paramTypes: [] };
       statement.describeRequested = true;
       state.queue.push({ kind: 'describe-statement', statement, internal: false });
     } else {
-      const portal: PortalInfo = state.portals.get(target.name)
+      const portal: PortalInfo = certain(state.portals.candidates(target.name, state.batch))
         ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
       portal.describeRequested = true;
       state.queue.push({ kind: 'describe-portal', portal, internal: false });
@@ -202,23 +231,28 @@ export class FrontendPolicy {
   private execute(frame: Buffer): MessageVerdict {
     const state = this.state;
     const name = readExecutePortal(frame);
-    const portal = state.portals.get(name);
+    const known = certain(state.portals.candidates(name, state.batch));
+    // A portal pgveil is not sure of is described first: the server's RowDescription says what its rows hold.
+    const portal: PortalInfo = known ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
     let prefix: Buffer | undefined;
-    if (portal !== undefined && !portal.describeRequested && portal.statement?.describeRequested !== true) {
+    if (!portal.describeRequested && portal.statement?.describeRequested !== true) {
       portal.describeRequested = true;
       state.queue.push({ kind: 'describe-portal', portal, internal: true });
       prefix = describeMessage('P', name);
     }
-    const effects = state.searchPath.sent(state.searchPath.messageDomain(), portal?.statement?.sessionEffects ?? []);
-    state.queue.push({ kind: 'execute', portal, copies: [...(portal?.statement?.copies ?? [])], effects });
+    const sessionEffects = known === undefined ? unknownSessionEffects() : portal.statement?.sessionEffects ?? [];
+    const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
+    const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch);
+    state.queue.push({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
   }
 
   private close(frame: Buffer): MessageVerdict {
+    const state = this.state;
     const target = readTarget(frame);
-    if (target.target === 'S') this.state.statements.delete(target.name);
-    else this.state.portals.delete(target.name);
-    this.state.queue.push({ kind: 'close' });
+    const names: ConfirmedNames<StatementInfo> | ConfirmedNames<PortalInfo> = target.target === 'S' ? state.statements : state.portals;
+    const change = names.change(target.name, undefined, state.batch);
+    state.queue.push({ kind: 'close', settle: (outcome) => names.settle(change as PendingChange<never>, outcome) });
     return undefined;
   }
 

@@ -9,6 +9,7 @@ import type { SqlAnalysisCache } from '../sql/index.js';
 import type { DatabaseCatalog, CatalogCache } from './catalogCache.js';
 import type { CatalogSnapshot } from './catalogSnapshot.js';
 import type { ColumnPolicies } from './columnPolicies.js';
+import { ConfirmedNames } from './confirmedNames.js';
 import type { CopyInRewriter } from './copyInRewriter.js';
 import { PendingSchemaChanges } from './pendingSchemaChanges.js';
 import type { PolicyMetrics } from './policyMetrics.js';
@@ -56,8 +57,11 @@ export interface CopyInState {
 
 export class PolicySessionState {
   readonly queue = new ReplyQueue();
-  readonly statements = new Map<string, StatementInfo>();
-  readonly portals = new Map<string, PortalInfo>();
+  /** Named statements and portals, as the server confirmed them (see ConfirmedNames). */
+  readonly statements = new ConfirmedNames<StatementInfo>();
+  readonly portals = new ConfirmedNames<PortalInfo>();
+  /** Counts Sync-delimited batches of frontend messages (a Query is a batch of its own). */
+  batch = 0;
   readonly settings = new SessionSettings();
   readonly actions: ReadActions;
   readonly catalog: DatabaseCatalog;

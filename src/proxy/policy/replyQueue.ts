@@ -5,7 +5,8 @@
  * CopyInResponse is tied to its COPY statement, and which ErrorResponse answers a message pgveil
  * refused (so it can carry pgveil's message).
  */
-import type { SessionEffect, SqlAnalysis } from '../sql/index.js';
+import type { PreparedNameUse, SessionEffect, SqlAnalysis } from '../sql/index.js';
+import type { ChangeOutcome } from './confirmedNames.js';
 import type { CopyStream } from './copyTargets.js';
 import type { PendingEffects } from './sessionSearchPath.js';
 import type { ParamPlan } from './statementRewriter.js';
@@ -15,6 +16,8 @@ export interface StatementInfo {
   readonly params: ReadonlyMap<number, ParamPlan>;
   /** What executing it does to search_path, role and transaction. */
   readonly sessionEffects?: readonly SessionEffect[];
+  /** Prepared statements that executing it defines, removes or runs (SQL PREPARE, DEALLOCATE, EXECUTE). */
+  readonly preparedNames?: PreparedNameUse;
   /**
    * The text as the client sent it, what unqualified names resolved to when it was parsed, and
    * its analysis then: the server re-resolves names at Bind under the path then in force.
@@ -43,15 +46,38 @@ export interface PortalInfo {
  * `effects`: the session effects each statement applies once it completes (SessionSearchPath).
  */
 export type ExpectedReply =
-  | { kind: 'parse' | 'bind' | 'close'; refusal?: Buffer }
+  | { kind: 'parse' | 'bind' | 'close'; refusal?: Buffer; settle?: SettleChanges }
   | { kind: 'sync' | 'function'; refusal?: Buffer; domain?: number }
   | { kind: 'describe-statement'; statement: StatementInfo; internal: boolean; refusal?: Buffer }
   | { kind: 'describe-portal'; portal: PortalInfo; internal: boolean; refusal?: Buffer }
-  | { kind: 'execute'; portal: PortalInfo | undefined; copies: CopyStream[]; refusal?: Buffer; effects?: PendingEffects }
+  | {
+    kind: 'execute'; portal: PortalInfo | undefined; copies: CopyStream[]; refusal?: Buffer; effects?: PendingEffects;
+    settle?: SettleChanges;
+  }
   | {
     kind: 'query'; copies: CopyStream[]; refusal?: Buffer; domain?: number;
     effects?: readonly (PendingEffects | undefined)[]; completedCommands?: number;
+    /** Per statement: its changes to prepared statements (PREPARE, DEALLOCATE). */
+    settles?: readonly (SettleChanges | undefined)[];
+    /** What the Query itself does once answered (it drops the unnamed statement and portal). */
+    answered?: SettleChanges;
   };
+
+/**
+ * Applies (or forgets) the changes a message makes to the session's named statements and
+ * portals once the server answered it: `done` on its completion, `failed` on its error,
+ * `skipped` when the server skipped it (an earlier error in its batch).
+ */
+export type SettleChanges = (outcome: ChangeOutcome) => void;
+
+/** The changes a reply leaves pending when it leaves the queue without completing. */
+export function settleUnanswered(reply: ExpectedReply, outcome: ChangeOutcome): void {
+  if (reply.kind === 'parse' || reply.kind === 'bind' || reply.kind === 'close' || reply.kind === 'execute') reply.settle?.(outcome);
+  else if (reply.kind === 'query') {
+    const failedAt = reply.completedCommands ?? 0;
+    reply.settles?.forEach((settle, index) => settle?.(index === failedAt && outcome === 'failed' ? 'failed' : 'skipped'));
+  }
+}
 
 export class ReplyQueue {
   private items: ExpectedReply[] = [];
@@ -83,9 +109,12 @@ export class ReplyQueue {
     return reply;
   }
 
-  /** Shifts while `drop` says so. */
-  shiftWhile(drop: (reply: ExpectedReply) => boolean): void {
-    while (this.first !== undefined && drop(this.first)) this.shift();
+  /** Shifts while `drop` says so, handing each reply shifted to `dropped`. */
+  shiftWhile(drop: (reply: ExpectedReply) => boolean, dropped?: (reply: ExpectedReply) => void): void {
+    while (this.first !== undefined && drop(this.first)) {
+      const reply = this.shift() as ExpectedReply;
+      dropped?.(reply);
+    }
   }
 
   /** True when some expected reply may still open a COPY FROM STDIN. */

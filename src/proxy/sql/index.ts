@@ -7,7 +7,8 @@ export { analyseSql } from './sqlAnalyser.js';
 export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';
 export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceLiterals.js';
 export { schemaFactsOf, type RelationName, type SchemaChange, type StatementSchemaFacts } from './schemaChanges.js';
-export { sessionEffectsOf, type SessionEffect, type TransactionAction } from './sessionEffects.js';
+export { sessionEffectsOf, unknownSessionEffects, type SessionEffect, type TransactionAction } from './sessionEffects.js';
+export { preparedNameUseOf, type PreparedNameEffect, type PreparedNameUse } from './preparedNames.js';
 export { parseSearchPath } from './searchPathValue.js';
 export type {
   ColumnComparison, ColumnRef, CopyColumn, CopyFormat, CopyFromTarget, CopyOptions, LiteralTarget,

@@ -18,6 +18,7 @@ import { SqlText } from './sqlText.js';
 import {
   rejectColumn, rejectStatement, StatementFindings, StatementRejected, SYNTAX_ERROR_SQLSTATE,
 } from './statementFindings.js';
+import { preparedNameUseOf } from './preparedNames.js';
 import { sessionEffectsOf, unknownSessionEffects } from './sessionEffects.js';
 import { analyseStatement } from './statementKinds.js';
 import { analyseDelete, analyseInsert, analyseMerge, analyseUpdate } from './writeStatements.js';
@@ -58,7 +59,9 @@ function analyseInOrder(statements: readonly RawStmt[], text: SqlText, schema: P
   for (const raw of statements) {
     const statement = analyseRawStatement(raw, text, lookup);
     const effects = sessionEffectsOf(raw.stmt, text.slice(statement.start, statement.end));
-    analysed.push(effects.length === 0 ? statement : { ...statement, sessionEffects: effects });
+    const preparedNames = preparedNameUseOf(raw.stmt);
+    const named = preparedNames.effects.length + preparedNames.executes.length === 0 ? statement : { ...statement, preparedNames };
+    analysed.push(effects.length === 0 ? named : { ...named, sessionEffects: effects });
     if (effects.length > 0 && current.afterStatement !== undefined) {
       current = current.afterStatement(effects);
       lookup = lookupIn(current);

@@ -4,6 +4,7 @@
  * column, COPY targets, and rejections). All byte offsets are UTF-8 byte offsets into the text.
  */
 import type { SessionEffect } from './sessionEffects.js';
+import type { PreparedNameUse } from './preparedNames.js';
 
 export interface ColumnRef {
   readonly schema: string;
@@ -166,6 +167,8 @@ export interface StatementAnalysis {
   readonly opaqueRead: string | undefined;
   /** What the statement does to search_path, role and transaction, once it completes (none when omitted). */
   readonly sessionEffects?: readonly SessionEffect[];
+  /** Prepared statements it defines, removes or runs by name (none when omitted). */
+  readonly preparedNames?: PreparedNameUse;
 }
 
 export interface SqlAnalysis {
