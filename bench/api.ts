@@ -13,7 +13,7 @@ import { buildApiServer } from '../src/api/server.js';
 import { generateApiKey, hashApiKey } from '../src/auth/apiKey.js';
 import { AuthService } from '../src/auth/authService.js';
 import { hashPassword } from '../src/auth/passwordHash.js';
-import { DEFAULTS } from '../src/config/configTypes.js';
+import { DEFAULTS, type ApiConfig } from '../src/config/configTypes.js';
 import { createEngine } from '../src/engine/engine.js';
 import { Keyring } from '../src/keys/keyring.js';
 
@@ -36,11 +36,12 @@ async function runServers(): Promise<void> {
   const apiKey = generateApiKey();
   const account = { email: EMAIL, passwordHash: await hashPassword(PASSWORD, 4), apiKeyHash: hashApiKey(apiKey), roles: ['bench'], enabled: true };
   const auth = new AuthService({ accounts: [account], keyring: new Keyring([{ version: 1, key: masterKey }]) });
-  const config = {
+  const config: ApiConfig = {
     enabled: true,
     listen: { host: '127.0.0.1', port: 0 },
     limits: { maxElements: DEFAULTS.maxElements, maxElementBytes: DEFAULTS.maxElementBytes, maxBodyBytes: DEFAULTS.maxBodyBytes },
     loginRateLimit: { maxFailuresPerAccount: 5, maxFailuresPerClient: 20, windowSeconds: 900 },
+    grants: [{ roles: ['bench'], kinds: '*', scopes: '*', operations: ['protect', 'unprotect'] }],
   };
   const api = await buildApiServer({ config, engine: createEngine({ masterKey }), auth });
   await api.listen({ host: '127.0.0.1', port: 0 });

@@ -12,6 +12,7 @@ export type ApiErrorCode =
   | 'too_many_elements'
   | 'element_too_large'
   | 'unauthorized'
+  | 'forbidden'
   | 'rate_limited'
   | 'not_found'
   | 'internal_error';

@@ -13,6 +13,7 @@ const errorResponse = (description: string): Json => ({ description, content: js
 const PROTECTION_ERRORS: Json = {
   400: errorResponse('malformed JSON, wrong field types, unknown method/lang/operation, lang on a kind without it, conflicting options, non-string elements (`indexes`)'),
   401: errorResponse('missing, wrong or expired credentials, or a disabled account'),
+  403: errorResponse('the account\'s roles may not protect or unprotect this kind and scope with tokenise or fpe (code `forbidden`)'),
   413: errorResponse('too many elements, an element too long (`indexes`), or a body too large'),
   415: errorResponse('Content-Type is not application/json'),
   422: errorResponse('elements that are not values of this kind (`indexes`)'),

@@ -5,6 +5,7 @@ import type { ApiLimits } from '../config/configTypes.js';
 import type { Engine } from '../engine/engineTypes.js';
 import { DEFAULT_METHOD, KINDS, type Kind, type ProtectionResponse } from '../engine/types.js';
 import { ApiError } from './apiError.js';
+import type { ApiAuthoriser } from './authorisation.js';
 import { requireJsonContentType } from './contentType.js';
 import type { ApiMetrics } from './metrics.js';
 import { toProtectionCall, type ProtectionRequestBody } from './protectionRequest.js';
@@ -20,6 +21,7 @@ declare module 'fastify' {
 export interface ProtectionRoutesOptions {
   engine: Engine;
   auth: AuthService;
+  authoriser: ApiAuthoriser;
   limits: ApiLimits;
   metrics: ApiMetrics;
 }
@@ -35,7 +37,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * the server parse 10 MiB.
  */
 export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = async (app, opts) => {
-  const { engine, auth, limits, metrics } = opts;
+  const { engine, auth, authoriser, limits, metrics } = opts;
   app.decorateRequest('account', null);
   app.addHook('onRequest', async (request) => {
     request.account = await auth.authenticateRequest({
@@ -54,6 +56,9 @@ export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = asy
     app.post<{ Body: ProtectionRequestBody }>(`/api/${kind}`, { preValidation: requireJsonContentType, schema },
       async (request): Promise<ProtectionResponse> => {
         const call = toProtectionCall(request.body, limits);
+        const account = request.account;
+        if (account === null) throw new ApiError(401, 'unauthorized', 'missing credentials');
+        authoriser.check(account, kind, call.options, call.operation);
         const response = call.operation === 'protect'
           ? await engine.protect(kind, call.data, call.options)
           : await engine.unprotect(kind, call.data, call.options);

@@ -5,6 +5,7 @@ import type { AuthService } from '../auth/authService.js';
 import type { ApiConfig } from '../config/configTypes.js';
 import type { Engine } from '../engine/engineTypes.js';
 import { ApiError } from './apiError.js';
+import { createApiAuthoriser, type ApiAuthoriser } from './authorisation.js';
 import { toHttpError } from './httpErrors.js';
 import { loginRoute } from './loginRoute.js';
 import { ApiMetrics } from './metrics.js';
@@ -17,6 +18,8 @@ export interface ApiServerOptions {
   config: ApiConfig;
   engine: Engine;
   auth: AuthService;
+  /** Who may protect and unprotect what; by default only the configuration's api.grants apply. */
+  authoriser?: ApiAuthoriser;
   /** pino logger; none by default. */
   logger?: Logger;
   metrics?: ApiMetrics;
@@ -80,7 +83,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   });
 
   await app.register(loginRoute, { auth: opts.auth });
-  await app.register(protectionRoutes, { engine: opts.engine, auth: opts.auth, limits: opts.config.limits, metrics });
+  const authoriser = opts.authoriser ?? createApiAuthoriser(opts.config.grants);
+  await app.register(protectionRoutes, { engine: opts.engine, auth: opts.auth, authoriser, limits: opts.config.limits, metrics });
   await app.register(operationalRoutes, { metrics, openapi: buildOpenApiDocument(packageVersion()) });
   return app;
 }

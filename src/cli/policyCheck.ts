@@ -8,6 +8,7 @@ import { policyPathText } from '../policy/issueCollector.js';
 import { errorsOf, inFileOrder, warningsOf, type PolicyIssue } from '../policy/policyError.js';
 import { readPolicyFile } from '../policy/policyParser.js';
 import { renderIssues, renderPolicyTable } from '../policy/policyReport.js';
+import { renderRoleRights } from '../policy/roleReport.js';
 import type { ColumnPolicy } from '../policy/policyTypes.js';
 import { UsageError, type CliIo } from './cliIo.js';
 
@@ -116,6 +117,8 @@ export async function policyCheckCommand(args: string[], io: CliIo): Promise<num
     `${file}: ${count(read.columns.length, 'column')}${errors.length > 0 ? ' without errors' : ''}, ${against}`,
     '',
     renderPolicyTable(read.columns, columnTypes),
+    '',
+    renderRoleRights(read.columns, config?.api.grants ?? [], config?.accounts.flatMap((account) => account.roles) ?? []),
     ...(errors.length > 0 ? ['', renderIssues('error', errors)] : []),
     ...(warnings.length > 0 ? ['', renderIssues('warning', warnings)] : []),
     '',

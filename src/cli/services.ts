@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { createApiAuthoriser } from '../api/authorisation.js';
 import { startApiServer, type RunningApi } from '../api/server.js';
 import { AccountStore } from '../auth/accountStore.js';
 import { AuthService } from '../auth/authService.js';
@@ -9,6 +10,7 @@ import { loadKeyMaterial } from '../config/keySource.js';
 import { createEngine } from '../engine/engine.js';
 import type { Engine } from '../engine/engineTypes.js';
 import { Keyring } from '../keys/keyring.js';
+import { openPolicyStore, type PolicyStore } from '../policy/index.js';
 import { startConfiguredProxy } from '../proxy/policy/configuredProxy.js';
 
 export interface ServicesOptions {
@@ -44,15 +46,28 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
   const closers: (() => Promise<void>)[] = [];
   let api: RunningApi | undefined;
   try {
-    if (config.api.enabled) {
-      api = await startApiServer({ config: config.api, engine, auth, logger });
-      closers.push(() => api?.close() ?? Promise.resolve());
-      logger.info({ url: api.url }, 'protection API listening');
-    }
+    // The proxy first: its policy store (checked against the catalog) also decides the API's rights.
+    let policies: PolicyStore | undefined;
     if (config.proxy) {
       const proxy = await startConfiguredProxy({ config: config.proxy, policiesFile: config.policies, engine, auth, logger });
       closers.push(() => proxy.close());
+      policies = proxy.policies;
       logger.info({ port: proxy.port }, 'Postgres proxy listening');
+    }
+    if (config.api.enabled) {
+      if (policies === undefined && config.policies !== undefined) {
+        const store = await openPolicyStore({
+          file: config.policies,
+          onError: (error) => logger.error({ err: { message: (error as Error).message } }, 'policy reload refused; the previous policies stay in force'),
+        });
+        closers.push(async () => store.close());
+        policies = store;
+      }
+      const store = policies;
+      const authoriser = createApiAuthoriser(config.api.grants, () => store?.current);
+      api = await startApiServer({ config: config.api, engine, auth, authoriser, logger });
+      closers.push(() => api?.close() ?? Promise.resolve());
+      logger.info({ url: api.url }, 'protection API listening');
     }
   } catch (err) {
     for (const close of closers.reverse()) await close();

@@ -1,7 +1,10 @@
+import { KINDS, OPERATIONS } from '../engine/types.js';
+import { ROLE_NAME } from './accountsSection.js';
 import type { ConfigReader, KeyPath } from './configReader.js';
-import { DEFAULTS, LOG_LEVELS, type ApiConfig, type LoggingConfig } from './configTypes.js';
+import { DEFAULTS, LOG_LEVELS, type ApiConfig, type ApiGrant, type LoggingConfig } from './configTypes.js';
 
-const API_KEYS = ['enabled', 'listen', 'limits', 'loginRateLimit'] as const;
+const API_KEYS = ['enabled', 'listen', 'limits', 'loginRateLimit', 'grants'] as const;
+const GRANT_KEYS = ['roles', 'kinds', 'scopes', 'operations'] as const;
 const LISTEN_KEYS = ['host', 'port'] as const;
 const LIMIT_KEYS = ['maxElements', 'maxElementBytes', 'maxBodyBytes'] as const;
 const RATE_KEYS = ['maxFailuresPerAccount', 'maxFailuresPerClient', 'windowSeconds'] as const;
@@ -34,7 +37,42 @@ export function readApiSection(r: ConfigReader, value: unknown): ApiConfig {
       maxFailuresPerClient: r.integer(rate, 'maxFailuresPerClient', rp, DEFAULTS.maxFailuresPerClient, 1, MAX_INT),
       windowSeconds: r.integer(rate, 'windowSeconds', rp, DEFAULTS.loginWindowSeconds, 1, 7 * 24 * 3600),
     },
+    grants: readGrants(r, api['grants'], [...path, 'grants']),
   };
+}
+
+/** A list of strings each of which `valid` accepts; `'*'` alone where `wildcard` allows it. */
+function stringList(r: ConfigReader, value: unknown, path: KeyPath, what: string, valid: (item: string) => boolean, wildcard: boolean): string[] | '*' | undefined {
+  if (wildcard && value === '*') return '*';
+  if (value === undefined || value === null) {
+    r.issue(path, `is required: a list of ${what}${wildcard ? ', or "*" for all' : ''}`);
+    return undefined;
+  }
+  const list = r.list(value, path);
+  if (list === undefined) return undefined;
+  const items: string[] = [];
+  list.forEach((item, i) => {
+    if (typeof item !== 'string' || !valid(item)) r.issue([...path, i], `must be one of the ${what}`);
+    else items.push(item);
+  });
+  if (items.length === 0 && list.length === 0) r.issue(path, `must name at least one of the ${what}`);
+  return items;
+}
+
+function readGrants(r: ConfigReader, value: unknown, path: KeyPath): ApiGrant[] {
+  const grants: ApiGrant[] = [];
+  (r.list(value, path) ?? []).forEach((item, i) => {
+    const gp: KeyPath = [...path, i];
+    const grant = r.map(item, gp, GRANT_KEYS);
+    if (!grant) return;
+    const roles = stringList(r, grant['roles'], [...gp, 'roles'], 'role names', (role) => ROLE_NAME.test(role), false);
+    const kinds = stringList(r, grant['kinds'], [...gp, 'kinds'], `kinds (${KINDS.join(', ')})`, (kind) => (KINDS as readonly string[]).includes(kind), true);
+    const scopes = stringList(r, grant['scopes'], [...gp, 'scopes'], 'scope names', (scope) => scope.length > 0, true);
+    const operations = stringList(r, grant['operations'], [...gp, 'operations'], `operations (${OPERATIONS.join(', ')})`, (op) => (OPERATIONS as readonly string[]).includes(op), false);
+    if (roles === undefined || roles === '*' || kinds === undefined || scopes === undefined || operations === undefined || operations === '*') return;
+    grants.push({ roles, kinds, scopes, operations: operations as ApiGrant['operations'] });
+  });
+  return grants;
 }
 
 export function readLoggingSection(r: ConfigReader, value: unknown): LoggingConfig {

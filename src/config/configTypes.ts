@@ -26,11 +26,25 @@ export interface LoginRateLimit {
   windowSeconds: number;
 }
 
+/**
+ * A grant of API rights beyond those the column policies give: the roles may `protect` and/or
+ * `unprotect` values of these kinds in these scopes (tokenise and fpe; mask, redact and
+ * passthrough reveal nothing and need no grant). `'*'` means every kind or every scope.
+ */
+export interface ApiGrant {
+  roles: string[];
+  kinds: string[] | '*';
+  scopes: string[] | '*';
+  operations: ('protect' | 'unprotect')[];
+}
+
 export interface ApiConfig {
   enabled: boolean;
   listen: ListenAddress;
   limits: ApiLimits;
   loginRateLimit: LoginRateLimit;
+  /** Rights granted on top of those derived from the column policies (default: none). */
+  grants: ApiGrant[];
 }
 
 /** Where one master key comes from; exactly one of the two is set after validation. */

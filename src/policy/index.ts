@@ -14,6 +14,8 @@ export {
   DEFAULT_VIEW, OTHER_ROLES, REVEAL_VIEWS,
   type ColumnEngineOptions, type ColumnPolicy, type PolicySet, type PolicySource, type RevealView, type TableName,
 } from './policyTypes.js';
+export { ApiRights, needsApiRight, type ApiOperation, type ApiRight } from './apiRights.js';
+export { renderRoleRights } from './roleReport.js';
 export { columnsWithoutPlaintext, lacksPlaintextSomewhere } from './plaintextReach.js';
 export { formatColumnName, parseColumnName, quoteIdentifier, type ColumnName } from './qualifiedName.js';
 export {

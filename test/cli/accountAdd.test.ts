@@ -44,7 +44,7 @@ describe('pgveil account add', () => {
       const r = await fetch(`${url}/api/ssn`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': apiKey, authorization: tokens.jwt_token, 'svc-token': tokens.svc_token },
-        body: JSON.stringify({ id: 1, operation: 'protect', data: ['123-45-6789'] }),
+        body: JSON.stringify({ id: 1, operation: 'protect', data: ['123-45-6789'], options: { method: 'mask' } }),
       });
       expect(r.status).toBe(200);
     } finally {

@@ -27,7 +27,8 @@ async function loginAndProtect(url: string, password: string, apiKey: string): P
   const res = await fetch(`${url}/api/ccn`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': apiKey, authorization: `Bearer ${t.jwt_token}`, 'svc-token': t.svc_token },
-    body: JSON.stringify({ id: 1, operation: 'protect', data: ['4111 1111 1111 1111'], options: { method: 'fpe' } }),
+    // mask needs no API right: the example configuration grants none, and has no policy file.
+    body: JSON.stringify({ id: 1, operation: 'protect', data: ['4111 1111 1111 1111'], options: { method: 'mask' } }),
   });
   return res.status;
 }

@@ -26,6 +26,7 @@ describe('the example configuration', () => {
       listen: { host: '127.0.0.1', port: 8080 },
       limits: { maxElements: 10_000, maxElementBytes: 4096, maxBodyBytes: 10 * 1024 * 1024 },
       loginRateLimit: { maxFailuresPerAccount: 5, maxFailuresPerClient: 20, windowSeconds: 900 },
+      grants: [],
     });
     expect(config.keys).toEqual({ masterKeyEnv: 'PGVEIL_MASTER_KEY', keyVersion: 1, previousKeys: [], masterKeyFile: resolve('.pgveil/master.key') });
     expect(config.accounts).toEqual([]);
@@ -161,11 +162,20 @@ describe('mistakes', () => {
     ['a missing hash', 'accounts:\n  - { email: a@b.c }\n', 'accounts[0].passwordHash: is required'],
     ['a role', `accounts:\n  - { email: a@b.c, passwordHash: "${HASH}", apiKeyHash: "${KEYHASH}", roles: ["two words"] }\n`, 'accounts[0].roles[0]: must be a role name'],
     ['a duplicate email', `accounts:\n  - { email: a@b.c, passwordHash: "${HASH}", apiKeyHash: "${KEYHASH}" }\n  - { email: A@B.C, passwordHash: "${HASH}", apiKeyHash: "${KEYHASH}" }\n`, 'accounts[1].email: this email is already used'],
+    ['a grant kind', 'api:\n  grants:\n    - { roles: [ingest], kinds: [mail], scopes: "*", operations: [protect] }\n', 'api.grants[0].kinds[0]: must be one of the kinds'],
+    ['a grant operation', 'api:\n  grants:\n    - { roles: [ingest], kinds: "*", scopes: [s], operations: [read] }\n', 'api.grants[0].operations[0]: must be one of the operations'],
+    ['a grant to every role', 'api:\n  grants:\n    - { roles: "*", kinds: "*", scopes: "*", operations: [protect] }\n', 'api.grants[0].roles: must be a list'],
+    ['a grant without scopes', 'api:\n  grants:\n    - { roles: [a], kinds: "*", operations: [protect] }\n', 'api.grants[0].scopes: is required'],
     ['YAML syntax', 'api:\n  listen: [\n', 'YAML syntax'],
     ['a duplicate key', 'api: {}\napi: {}\n', 'Map keys must be unique'],
     ['a list at the top', '- a\n', 'must be a mapping of settings'],
   ])('%s', (_name, text, message) => {
     expect(errorOf(text).message).toContain(message);
+  });
+
+  it('read api.grants', () => {
+    const config = parseConfig('api:\n  grants:\n    - { roles: [ingest], kinds: [email, phone], scopes: "*", operations: [protect] }\n', 'conf/pgveil.yaml', { env: {} });
+    expect(config.api.grants).toEqual([{ roles: ['ingest'], kinds: ['email', 'phone'], scopes: '*', operations: ['protect'] }]);
   });
 
   it('name the environment variable a bad value came from', () => {

@@ -75,6 +75,18 @@ describe('pgveil policy check', () => {
     expect(lines.at(-1)).toBe('valid (0 warnings)');
   });
 
+  it('prints each role\'s API rights: the app its plaintext kinds and scopes, support and analyst none', async () => {
+    const { out } = await run('--config', join(dir, 'pgveil.yaml'));
+    const lines = out.split('\n');
+    const rights = (role: string) => lines[lines.indexOf(`  ${role}`) + 2]?.trim();
+    expect(rights('app')).toContain('protect+unprotect ssn/customers (public.customers.ssn)');
+    expect(rights('app')).toContain('protect+unprotect ccn/payments (public.customers.card_number)');
+    expect(rights('app')).not.toContain('phone');
+    expect(rights('support')).toBe('API    no tokenise/fpe rights');
+    expect(rights('analyst')).toBe('API    no tokenise/fpe rights');
+    expect(lines[lines.indexOf('  support') + 1]).toContain('plaintext: customers.city; mask: customers.full_name, customers.email, customers.ssn, customers.phone');
+  });
+
   it('reports every error and warning with file:line:column and exits 1', async () => {
     const file = join(dir, 'bad.yaml');
     await writeFile(file, [

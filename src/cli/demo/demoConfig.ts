@@ -65,6 +65,9 @@ export async function demoConfig(dir: string, ports: DemoPorts, logLevel: LogLev
         maxFailuresPerClient: DEFAULTS.maxFailuresPerClient,
         windowSeconds: DEFAULTS.loginWindowSeconds,
       },
+      // The demo's API rights come from its column policies: app protects and unprotects the kinds
+      // and scopes it sees in plaintext; support and analyst may only mask and redact.
+      grants: [],
     },
     keys: { masterKeyFile: await demoMasterKeyFile(dir), masterKeyEnv: 'PGVEIL_DEMO_MASTER_KEY', keyVersion: 1, previousKeys: [] },
     accounts: await demoAccounts(),

@@ -34,8 +34,8 @@ function apiLines(apiUrl: string): string[] {
     'Try the protection API (log in and keep the two tokens, then protect):',
     `  TOKENS=$(curl -s -X POST ${apiUrl}/auth/login -H 'Content-Type: application/json' -d '{"email":"${DEMO_APP_EMAIL}","password":"${DEMO_PASSWORD}"}')`,
     `  JWT=$(echo "$TOKENS" | sed -E 's/.*"jwt_token":"([^"]+)".*/\\1/'); SVC=$(echo "$TOKENS" | sed -E 's/.*"svc_token":"([^"]+)".*/\\1/')`,
-    `  curl -s -X POST ${apiUrl}/api/ccn ${auth} -d '{"id":1,"operation":"protect","data":["4111 1111 1111 1111"],"options":{"method":"fpe"}}'; echo`,
-    `  curl -s -X POST ${apiUrl}/api/name ${auth} -d '{"id":2,"operation":"protect","data":["Jane Doe","Ольга Петрова"]}'; echo`,
+    `  curl -s -X POST ${apiUrl}/api/ccn ${auth} -d '{"id":1,"operation":"protect","data":["4111 1111 1111 1111"],"options":{"method":"fpe","scope":"payments"}}'; echo`,
+    `  curl -s -X POST ${apiUrl}/api/name ${auth} -d '{"id":2,"operation":"protect","data":["Jane Doe","Ольга Петрова"],"options":{"scope":"customers"}}'; echo`,
     `  curl -s -X POST ${apiUrl}/api/ssn ${auth} -d '{"id":3,"operation":"protect","data":["123-45-6789"],"options":{"method":"mask"}}'; echo`,
     `  curl -s ${apiUrl}/openapi.json | head -c 300; echo`,
   ];

@@ -25,6 +25,8 @@ export interface ConfiguredProxyOptions {
 export interface ConfiguredProxy {
   readonly port: number;
   readonly hooks: PolicyHooks | undefined;
+  /** The column policies in force (undefined without a policy file), shared with the API's authorisation. */
+  readonly policies: PolicyStore | undefined;
   close(): Promise<void>;
 }
 
@@ -86,6 +88,7 @@ export async function startConfiguredProxy(options: ConfiguredProxyOptions): Pro
   return {
     port: proxy.port,
     hooks,
+    policies: store,
     close: async () => {
       await proxy.close();
       hooks?.close();

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import type { ApiAuthoriser } from '../../../src/api/authorisation.js';
 import { startApiServer, type RunningApi } from '../../../src/api/server.js';
 import { AccountStore } from '../../../src/auth/accountStore.js';
 import { generateApiKey, hashApiKey } from '../../../src/auth/apiKey.js';
@@ -49,6 +50,8 @@ export function apiConfig(overrides: Partial<ApiConfig['limits']> = {}, rate: Pa
       windowSeconds: DEFAULTS.loginWindowSeconds,
       ...rate,
     },
+    // The contract tests drive the engine through the API as these roles; authorisation has tests of its own.
+    grants: [{ roles: ['analyst', 'admin'], kinds: '*', scopes: '*', operations: ['protect', 'unprotect'] }],
   };
 }
 
@@ -59,6 +62,8 @@ export interface HarnessOptions {
   config?: ApiConfig;
   /** Collect log lines (JSON text) here. */
   logLines?: string[];
+  /** The API's authorisation; by default the configuration's grants alone. */
+  authoriser?: ApiAuthoriser;
 }
 
 export interface Harness {
@@ -84,7 +89,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       write(chunk: Buffer, _enc, cb) { lines.push(chunk.toString('utf8')); cb(); },
     }));
   }
-  const api = await startApiServer({ config, engine, auth, ...(logger ? { logger } : {}) });
+  const api = await startApiServer({ config, engine, auth, ...(logger ? { logger } : {}), ...(opts.authoriser ? { authoriser: opts.authoriser } : {}) });
   return { api, url: api.url, store, clock, close: () => api.close() };
 }
 
