@@ -11,7 +11,7 @@ export {
   type PolicyStore, type PolicyStoreOptions, type ReloadOutcome,
 } from './policyStore.js';
 export {
-  DEFAULT_VIEW, OTHER_ROLES, REVEAL_VIEWS,
+  DEFAULT_VIEW, OTHER_ROLES, REVEAL_VIEWS, STATEMENT_PRIVILEGES, type StatementPrivilege,
   type ColumnEngineOptions, type ColumnPolicy, type PolicySet, type PolicySource, type RevealView, type TableName,
 } from './policyTypes.js';
 export { ApiRights, needsApiRight, type ApiOperation, type ApiRight } from './apiRights.js';

@@ -4,10 +4,11 @@ import { readColumnEntry } from './columnEntryReader.js';
 import { IssueCollector, quoteValue } from './issueCollector.js';
 import { PolicyError, errorsOf, inFileOrder, warningsOf, type PolicyIssue } from './policyError.js';
 import { createPolicySet } from './policySet.js';
-import type { ColumnPolicy, PolicySet } from './policyTypes.js';
+import { ROLE_NAME } from '../config/accountsSection.js';
+import { STATEMENT_PRIVILEGES, type ColumnPolicy, type PolicySet, type StatementPrivilege } from './policyTypes.js';
 import { formatColumnName, parseColumnName } from './qualifiedName.js';
 
-const TOP_LEVEL_KEYS = ['columns'] as const;
+const TOP_LEVEL_KEYS = ['columns', 'privileges'] as const;
 const MAX_SYNTAX_ERRORS = 5;
 
 /** What the static checks make of a file: the columns that passed, and every issue found. */
@@ -17,6 +18,8 @@ export interface PolicyReadResult {
   readonly columns: readonly ColumnPolicy[];
   /** Errors and warnings, in file order. */
   readonly issues: readonly PolicyIssue[];
+  /** The `privileges` section: statement rules lifted per role. */
+  readonly privileges: ReadonlyMap<string, ReadonlySet<StatementPrivilege>>;
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {
@@ -37,11 +40,12 @@ export function readPolicyText(text: string, file: string): PolicyReadResult {
       const message = (e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
       return { file, line: pos.line, column: pos.col, path: '', message: `YAML syntax: ${message}`, severity: 'error' };
     });
-    return { file, columns: [], issues };
+    return { file, columns: [], issues, privileges: new Map() };
   }
   const issues = new IssueCollector(file, doc, lineCounter);
   const root: unknown = doc.toJS({ maxAliasCount: 100 });
   const columns: ColumnPolicy[] = [];
+  const privileges = new Map<string, Set<StatementPrivilege>>();
   if (root !== null && root !== undefined && !isMapping(root)) {
     issues.add([], 'must be a mapping with a `columns` key: columns: { public.customers.ssn: { kind: ssn } }');
   } else {
@@ -52,8 +56,32 @@ export function readPolicyText(text: string, file: string): PolicyReadResult {
       }
     }
     readColumns(issues, top['columns'], columns);
+    readPrivileges(issues, top['privileges'], privileges);
   }
-  return { file, columns, issues: inFileOrder(issues.issues) };
+  return { file, columns, issues: inFileOrder(issues.issues), privileges };
+}
+
+function readPrivileges(issues: IssueCollector, value: unknown, out: Map<string, Set<StatementPrivilege>>): void {
+  if (value === undefined || value === null) return;
+  const example = 'privileges: { migrator: [code, derived] }';
+  if (!isMapping(value)) {
+    issues.add(['privileges'], `must be a mapping of role to the statement rules it is exempt from, e.g. ${example}`);
+    return;
+  }
+  for (const [role, granted] of Object.entries(value)) {
+    const path = ['privileges', role];
+    if (!ROLE_NAME.test(role)) issues.add(path, 'must be a role name', { atKey: true });
+    if (!Array.isArray(granted)) {
+      issues.add(path, `must be a list of: ${STATEMENT_PRIVILEGES.join(', ')}`);
+      continue;
+    }
+    const set = new Set<StatementPrivilege>();
+    granted.forEach((item: unknown, i) => {
+      if (typeof item === 'string' && (STATEMENT_PRIVILEGES as readonly string[]).includes(item)) set.add(item as StatementPrivilege);
+      else issues.add([...path, i], `unknown privilege ${quoteValue(String(item))}; valid: ${STATEMENT_PRIVILEGES.join(', ')}`);
+    });
+    out.set(role, set);
+  }
 }
 
 function readColumns(issues: IssueCollector, value: unknown, out: ColumnPolicy[]): void {
@@ -100,7 +128,7 @@ function readColumns(issues: IssueCollector, value: unknown, out: ColumnPolicy[]
 export function parsePolicies(text: string, file: string): PolicySet {
   const result = readPolicyText(text, file);
   if (errorsOf(result.issues).length > 0) throw new PolicyError(result.issues);
-  return createPolicySet(file, result.columns, warningsOf(result.issues));
+  return createPolicySet(file, result.columns, warningsOf(result.issues), result.privileges);
 }
 
 /** Reads a policy file, with `file` (as given) in every message; `text` is absent when it cannot be read. */
@@ -110,7 +138,7 @@ export async function readPolicyFile(file: string): Promise<PolicyReadResult & {
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-    return { file, columns: [], issues: [{ file, path: '', message: `cannot read the policy file (${code})`, severity: 'error' }] };
+    return { file, columns: [], issues: [{ file, path: '', message: `cannot read the policy file (${code})`, severity: 'error' }], privileges: new Map() };
   }
   return { ...readPolicyText(text, file), text };
 }
@@ -119,5 +147,5 @@ export async function readPolicyFile(file: string): Promise<PolicyReadResult & {
 export async function loadPolicyFile(file: string): Promise<PolicySet> {
   const result = await readPolicyFile(file);
   if (errorsOf(result.issues).length > 0) throw new PolicyError(result.issues);
-  return createPolicySet(file, result.columns, warningsOf(result.issues));
+  return createPolicySet(file, result.columns, warningsOf(result.issues), result.privileges);
 }

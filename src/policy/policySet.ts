@@ -1,5 +1,5 @@
 import type { PolicyIssue } from './policyError.js';
-import { OTHER_ROLES, type ColumnPolicy, type PolicySet, type TableName } from './policyTypes.js';
+import { OTHER_ROLES, type ColumnPolicy, type PolicySet, type StatementPrivilege, type TableName } from './policyTypes.js';
 
 function tableKey(schema: string, table: string): string {
   return `${schema}\u0000${table}`;
@@ -41,7 +41,10 @@ export function freezePolicy(policy: ColumnPolicy): ColumnPolicy {
  * Builds the immutable set. `columns` must name distinct columns (the parser checks it). Lookups
  * take catalog names, exactly as pg_catalog stores them: no folding happens here.
  */
-export function createPolicySet(file: string, columns: readonly ColumnPolicy[], warnings: readonly PolicyIssue[] = []): PolicySet {
+export function createPolicySet(
+  file: string, columns: readonly ColumnPolicy[], warnings: readonly PolicyIssue[] = [],
+  privileges: ReadonlyMap<string, ReadonlySet<StatementPrivilege>> = new Map(),
+): PolicySet {
   const frozen = Object.freeze(columns.map(freezePolicy));
   const byTable = new Map<string, Map<string, ColumnPolicy>>();
   const tables: TableName[] = [];
@@ -66,6 +69,7 @@ export function createPolicySet(file: string, columns: readonly ColumnPolicy[], 
     table: (schema, table) => views.get(tableKey(schema, table)),
     tables: () => frozenTables,
     warnings: Object.freeze(warnings.map((w) => Object.freeze({ ...w }))),
+    privileges: readonlyMap(new Map([...privileges].map(([role, granted]) => [role, Object.freeze(new Set(granted))]))),
   };
   return Object.freeze(set);
 }

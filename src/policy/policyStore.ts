@@ -18,7 +18,7 @@ export async function loadAndValidatePolicies(file: string, catalog?: CatalogQue
   const issues = [...read.issues];
   if (catalog) issues.push(...(await checkAgainstCatalog(read, catalog)).issues);
   if (errorsOf(issues).length > 0) throw new PolicyError(issues);
-  return createPolicySet(file, read.columns, warningsOf(inFileOrder(issues)));
+  return createPolicySet(file, read.columns, warningsOf(inFileOrder(issues)), read.privileges);
 }
 
 export type ReloadOutcome =

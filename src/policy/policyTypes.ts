@@ -77,4 +77,21 @@ export interface PolicySet {
   tables(): readonly TableName[];
   /** Warnings found when the set was validated (the file is used nonetheless). */
   readonly warnings: readonly PolicyIssue[];
+  /** Statement rules lifted per role (the file's `privileges` section). */
+  readonly privileges: ReadonlyMap<string, ReadonlySet<StatementPrivilege>>;
 }
+
+/**
+ * Statement rules the proxy applies to roles that do not see every protected column in plaintext
+ * (and, for code it cannot analyse on protected tables, to every role), which a role's
+ * `privileges` entry lifts:
+ * - `code`: functions, procedures, DO, triggers, rules, event triggers, extensions, RLS policies,
+ *   functions that run SQL given as text;
+ * - `derived`: views, materialized views, CREATE TABLE AS, SELECT INTO, generated columns;
+ * - `server-files`: COPY to or from a server file or PROGRAM, server file functions, lo_import/lo_export;
+ * - `role-switch`: SET ROLE, SET SESSION AUTHORIZATION, set_config of them;
+ * - `monitor`: other sessions' query text (pg_stat_activity, pg_stat_statements);
+ * - `ddl`: any other statement outside the short list every role may run.
+ */
+export const STATEMENT_PRIVILEGES = ['code', 'derived', 'server-files', 'role-switch', 'monitor', 'ddl'] as const;
+export type StatementPrivilege = (typeof STATEMENT_PRIVILEGES)[number];

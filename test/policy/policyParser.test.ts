@@ -109,7 +109,7 @@ describe('parsePolicies: every mistake, with file:line:column and the valid choi
       '    kind: ssn',
       '    methd: fpe',
     ))).toEqual([
-      `${FILE}:1:1: colums: unknown key "colums"; valid: columns`,
+      `${FILE}:1:1: colums: unknown key "colums"; valid: columns, privileges`,
       `${FILE}:5:5: columns."public.customers.ssn".methd: unknown key "methd"; valid: kind, method, scope, noise, lang, reveal`,
     ]);
   });

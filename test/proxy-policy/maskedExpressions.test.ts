@@ -97,7 +97,8 @@ for (const [label, account] of [['support', SUPPORT], ['analyst', ANALYST]] as [
       it(`refuses ${name}`, async () => {
         const error = await failure(() => run(client()));
         expect(error.code).toBe('42501');
-        expect(error.message).toMatch(/column public\.customers\.phone is masked for this session.*only be selected as a bare column/);
+        // The statement rules (derived objects, SQL in text) refuse some of these before the masked-column guard does.
+        expect(error.message).toMatch(/column public\.customers\.phone is masked for this session.*only be selected as a bare column|falls under the rule "(derived|code)"/);
         expect(error.message).not.toContain(PHONE);
         expect((await client().query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
       });

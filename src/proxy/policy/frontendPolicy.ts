@@ -15,6 +15,7 @@ import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import type { PortalInfo, SettleChanges, StatementInfo } from './replyQueue.js';
 import { preparedPathRefusal } from './preparedStatementPath.js';
+import { statementRuleRefusal } from './statementRuleGuard.js';
 import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './statementRewriter.js';
 import {
   bindMessage, copyData, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage,
@@ -82,6 +83,8 @@ export class FrontendPolicy {
       analysis = analyse(sql, context);
       state.catalog.confirmMissing(missedNow.filter((key) => policies.missed.has(key)));
     }
+    const ruleRefusal = statementRuleRefusal(analysis, state.rights());
+    if (ruleRefusal) throw ruleRefusal;
     const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql));
     if (settingsRefusal) throw settingsRefusal;
     // DDL this session sent may be invisible to the catalog (uncommitted, or unanswered), and DDL

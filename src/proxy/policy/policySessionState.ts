@@ -20,6 +20,7 @@ import { hasPathDependentNames, SessionRelations } from './sessionRelations.js';
 import { SessionSearchPath } from './sessionSearchPath.js';
 import { SessionSettings } from './sessionSettings.js';
 import { initialPathSettings } from './startupSearchPath.js';
+import { sessionRights, type SessionRights } from './statementRuleGuard.js';
 import type { StatementContext } from './statementRewriter.js';
 
 /** What the session's login says about its search_path (see initialPathSettings). */
@@ -87,7 +88,9 @@ export class PolicySessionState {
   private askedNewerDefault = false;
   private waiters: (() => void)[] = [];
 
-  constructor(readonly services: PolicyServices, roles: readonly string[], database: string, private readonly login: SessionLogin = {}) {
+  private rightsOf: { readonly set: PolicySet; readonly rights: SessionRights } | undefined;
+
+  constructor(readonly services: PolicyServices, private readonly roles: readonly string[], database: string, private readonly login: SessionLogin = {}) {
     this.actions = new ReadActions(roles);
     this.catalog = services.catalogs.of(database);
     this.searchPath = new SessionSearchPath(initialPathSettings(login.startupParameters, login.reportedPath), login.reportedPath);
@@ -161,6 +164,13 @@ export class PolicySessionState {
       actions: this.actions,
       dateStyle: this.settings.dateStyle,
     };
+  }
+
+  /** What the statement rules let this session do under the policies in force. */
+  rights(): SessionRights {
+    const set = this.services.store.current;
+    if (this.rightsOf?.set !== set) this.rightsOf = { set, rights: sessionRights(set, this.roles) };
+    return this.rightsOf.rights;
   }
 
   /** Resolves when the server side next reports progress (a COPY starting, a reply completing). */

@@ -19,6 +19,7 @@ import {
   rejectColumn, rejectStatement, StatementFindings, StatementRejected, SYNTAX_ERROR_SQLSTATE,
 } from './statementFindings.js';
 import { preparedNameUseOf } from './preparedNames.js';
+import { statementRuleFindings, type RuleFinding } from './statementRules.js';
 import { sessionEffectsOf, unknownSessionEffects } from './sessionEffects.js';
 import { analyseStatement } from './statementKinds.js';
 import { analyseDelete, analyseInsert, analyseMerge, analyseUpdate } from './writeStatements.js';
@@ -93,7 +94,10 @@ function analyseRawStatement(raw: RawStmt, text: SqlText, relations: RelationLoo
     analyseStatement(raw.stmt, createContext(text, relations, findings), { text: text.slice(start, end) });
     refuseScalarAndArrayUse(findings);
   } catch (error) {
-    if (error instanceof StatementRejected) return { ...emptyStatement(start, end, type), rejection: error.rejection };
+    if (error instanceof StatementRejected) {
+      // The statement rules still speak first: they name the rule and the privilege that lifts it.
+      return { ...emptyStatement(start, end, type), rejection: error.rejection, ...withRules(statementRuleFindings(raw.stmt, relations)) };
+    }
     throw error;
   }
   return {
@@ -106,7 +110,12 @@ function analyseRawStatement(raw: RawStmt, text: SqlText, relations: RelationLoo
     rejection: undefined,
     exposures: findings.exposures,
     opaqueRead: findings.opaqueRead,
+    ...withRules(statementRuleFindings(raw.stmt, relations)),
   };
+}
+
+function withRules(rules: RuleFinding[]): { rules?: readonly RuleFinding[] } {
+  return rules.length === 0 ? {} : { rules };
 }
 
 /** One `$n` cannot be both a value and an array of values: its Bind value could not be protected. */

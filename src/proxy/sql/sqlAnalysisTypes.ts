@@ -5,6 +5,7 @@
  */
 import type { SessionEffect } from './sessionEffects.js';
 import type { PreparedNameUse } from './preparedNames.js';
+import type { RuleFinding } from './statementRules.js';
 
 export interface ColumnRef {
   readonly schema: string;
@@ -167,6 +168,8 @@ export interface StatementAnalysis {
   readonly opaqueRead: string | undefined;
   /** What the statement does to search_path, role and transaction, once it completes (none when omitted). */
   readonly sessionEffects?: readonly SessionEffect[];
+  /** The statement rules it meets (none when omitted): refused or not per session (statementRuleGuard). */
+  readonly rules?: readonly RuleFinding[];
   /** Prepared statements it defines, removes or runs by name (none when omitted). */
   readonly preparedNames?: PreparedNameUse;
 }
