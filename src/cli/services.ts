@@ -4,7 +4,7 @@ import { startApiServer, type RunningApi } from '../api/server.js';
 import { AccountStore } from '../auth/accountStore.js';
 import { AuthService } from '../auth/authService.js';
 import { systemClock, type Clock } from '../auth/clock.js';
-import type { PgveilConfig } from '../config/configTypes.js';
+import type { AccountConfig, PgveilConfig } from '../config/configTypes.js';
 import type { Env } from '../config/envOverrides.js';
 import { loadKeyMaterial } from '../config/keySource.js';
 import { createEngine } from '../engine/engine.js';
@@ -26,7 +26,7 @@ export interface RunningServices {
   /** Absent when api.enabled is false. */
   api?: RunningApi;
   /** Applies a reloaded configuration's accounts (the rest needs a restart). */
-  applyConfig(config: PgveilConfig): void;
+  applyConfig(config: PgveilConfig): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,12 +44,17 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
   const auth = new AuthService({ accounts, keyring, clock: opts.clock ?? systemClock, loginRateLimit: config.api.loginRateLimit });
 
   const closers: (() => Promise<void>)[] = [];
+  let accountsInForce: readonly AccountConfig[] = config.accounts;
+  let checkAccounts: (accounts: readonly AccountConfig[]) => Promise<void> = async () => undefined;
   let api: RunningApi | undefined;
   try {
     // The proxy first: its policy store (checked against the catalog) also decides the API's rights.
     let policies: PolicyStore | undefined;
     if (config.proxy) {
-      const proxy = await startConfiguredProxy({ config: config.proxy, policiesFile: config.policies, engine, auth, logger });
+      const proxy = await startConfiguredProxy({
+        config: config.proxy, policiesFile: config.policies, engine, auth, logger, accounts: () => accountsInForce, ...(opts.env === undefined ? {} : { env: opts.env }),
+      });
+      checkAccounts = (next) => proxy.checkAccounts(next);
       closers.push(() => proxy.close());
       policies = proxy.policies;
       logger.info({ port: proxy.port }, 'Postgres proxy listening');
@@ -77,7 +82,14 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
   const services: RunningServices = {
     engine,
     auth,
-    applyConfig(next) {
+    async applyConfig(next) {
+      try {
+        await checkAccounts(next.accounts);
+      } catch (error) {
+        logger.error(`configuration not reloaded; the previous accounts stay:\n${(error as Error).message}`);
+        return;
+      }
+      accountsInForce = next.accounts;
       accounts.replaceAll(next.accounts);
       logger.info({ accounts: next.accounts.length }, 'configuration reloaded: accounts applied');
     },

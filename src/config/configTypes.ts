@@ -111,6 +111,14 @@ export interface UpstreamConfig {
   ca?: string;
 }
 
+/** An upstream PostgreSQL login a pgveil role's sessions use instead of `upstream.user`. */
+export interface UpstreamLoginConfig {
+  user: string;
+  password?: string;
+  /** Name of an environment variable holding the password (read at start). */
+  passwordEnv?: string;
+}
+
 export interface ProxyConfig {
   listen: ListenAddress;
   tls: ProxyTlsConfig;
@@ -121,6 +129,8 @@ export interface ProxyConfig {
   upstream: UpstreamConfig;
   /** Client database name → upstream database name. */
   databases: Record<string, string>;
+  /** pgveil role → the upstream login its sessions use (least privilege); others use `upstream.user`. */
+  upstreamRoles: Record<string, UpstreamLoginConfig>;
 }
 
 export interface PgveilConfig {

@@ -5,7 +5,7 @@ import { readAccountsSection } from './accountsSection.js';
 import { readApiSection, readLoggingSection } from './apiSection.js';
 import { ConfigError, type ConfigIssue } from './configError.js';
 import { ConfigReader } from './configReader.js';
-import type { PgveilConfig } from './configTypes.js';
+import type { AccountConfig, PgveilConfig, UpstreamLoginConfig } from './configTypes.js';
 import { applyEnvOverrides, type Env } from './envOverrides.js';
 import { readKeysSection } from './keysSection.js';
 import { readProxySection } from './proxySection.js';
@@ -52,11 +52,28 @@ export function parseConfig(text: string, file: string, opts: LoadConfigOptions 
     logging: readLoggingSection(r, root['logging']),
   };
   const proxy = readProxySection(r, root['proxy']);
-  if (proxy) config.proxy = proxy;
+  if (proxy) {
+    config.proxy = proxy;
+    checkUpstreamLoginsOfAccounts(r, config.accounts, proxy.upstreamRoles);
+  }
   const policies = r.path(root, 'policies', []);
   if (policies !== undefined) config.policies = policies;
   if (r.issues.length > 0) throw new ConfigError(inFileOrder(r.issues));
   return config;
+}
+
+/**
+ * Each account's sessions log in upstream as one role: an account whose roles map to different
+ * upstream logins is ambiguous (give it one role that maps, or map its roles alike).
+ */
+export function checkUpstreamLoginsOfAccounts(r: ConfigReader, accounts: readonly AccountConfig[], upstreamRoles: Record<string, UpstreamLoginConfig>): void {
+  accounts.forEach((account, i) => {
+    const users = new Set(account.roles.filter((role) => role in upstreamRoles).map((role) => upstreamRoles[role]?.user));
+    if (users.size > 1) {
+      r.issue(['accounts', i, 'roles'], `the roles of ${account.email} map to different upstream logins in proxy.upstreamRoles (${[...users].join(', ')}); `
+        + 'an account logs in upstream as one role: map its roles to the same login, or give it one mapped role');
+    }
+  });
 }
 
 /** File issues by position, then those that came from the environment. */

@@ -1,13 +1,16 @@
 import type { ConfigReader, KeyPath } from './configReader.js';
 import {
   DEFAULTS, PROXY_TLS_MODES, UPSTREAM_SSL_MODES,
-  type ProxyConfig, type ProxyTlsConfig, type UpstreamConfig,
+  type ProxyConfig, type ProxyTlsConfig, type UpstreamConfig, type UpstreamLoginConfig,
 } from './configTypes.js';
+import { ROLE_NAME } from './accountsSection.js';
 
 const PROXY_KEYS = [
   'listen', 'tls', 'allowCleartextFromLoopback', 'maxClientConnections',
-  'idleTimeoutSeconds', 'upstream', 'databases',
+  'idleTimeoutSeconds', 'upstream', 'databases', 'upstreamRoles',
 ] as const;
+const LOGIN_KEYS = ['user', 'password', 'passwordEnv'] as const;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LISTEN_KEYS = ['host', 'port'] as const;
 const TLS_KEYS = ['mode', 'cert', 'key'] as const;
 const UPSTREAM_KEYS = ['host', 'port', 'user', 'password', 'database', 'sslmode', 'ca'] as const;
@@ -65,6 +68,37 @@ function readDatabases(r: ConfigReader, value: unknown, path: KeyPath): Record<s
   return out;
 }
 
+function readUpstreamRoles(r: ConfigReader, value: unknown, path: KeyPath): Record<string, UpstreamLoginConfig> {
+  const out: Record<string, UpstreamLoginConfig> = {};
+  if (value === undefined || value === null) return out;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    r.issue(path, 'must be a mapping of pgveil role to its upstream login, e.g. support: { user: pgveil_support, passwordEnv: PGVEIL_SUPPORT_PASSWORD }');
+    return out;
+  }
+  for (const [role, entry] of Object.entries(value as Record<string, unknown>)) {
+    const rp: KeyPath = [...path, role];
+    if (!ROLE_NAME.test(role)) r.issue(rp, 'must be a role name', true);
+    const login = r.map(entry, rp, LOGIN_KEYS);
+    if (!login) continue;
+    const user = r.string(login, 'user', rp, { required: true });
+    if (user === undefined) continue;
+    const config: UpstreamLoginConfig = { user };
+    const password = login['password'];
+    if (password !== undefined && password !== null) {
+      if (typeof password !== 'string') r.issue([...rp, 'password'], 'must be a string');
+      else config.password = password;
+    }
+    const passwordEnv = r.string(login, 'passwordEnv', rp);
+    if (passwordEnv !== undefined) {
+      if (!ENV_NAME.test(passwordEnv)) r.issue([...rp, 'passwordEnv'], 'must be an environment variable name');
+      else if (config.password !== undefined) r.issue(rp, 'give password or passwordEnv, not both');
+      else config.passwordEnv = passwordEnv;
+    }
+    out[role] = config;
+  }
+  return out;
+}
+
 /** The `proxy` section; the wire-protocol proxy reads it, the API ignores it. */
 export function readProxySection(r: ConfigReader, value: unknown): ProxyConfig | undefined {
   if (value === undefined || value === null) return undefined;
@@ -84,5 +118,6 @@ export function readProxySection(r: ConfigReader, value: unknown): ProxyConfig |
     idleTimeoutSeconds: r.integer(proxy, 'idleTimeoutSeconds', path, DEFAULTS.idleTimeoutSeconds, 0, 365 * 24 * 3600),
     upstream: readUpstream(r, proxy['upstream'], [...path, 'upstream']),
     databases: readDatabases(r, proxy['databases'], [...path, 'databases']),
+    upstreamRoles: readUpstreamRoles(r, proxy['upstreamRoles'], [...path, 'upstreamRoles']),
   };
 }

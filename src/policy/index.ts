@@ -16,6 +16,9 @@ export {
 } from './policyTypes.js';
 export { ApiRights, needsApiRight, type ApiOperation, type ApiRight } from './apiRights.js';
 export { renderRoleRights } from './roleReport.js';
+export {
+  readUpstreamRoleFacts, upstreamPrivilegeReport, type AccountLogin, type PrivilegeReport, type UpstreamRoleFacts,
+} from './upstreamPrivileges.js';
 export { columnsWithoutPlaintext, lacksPlaintextSomewhere } from './plaintextReach.js';
 export { formatColumnName, parseColumnName, quoteIdentifier, type ColumnName } from './qualifiedName.js';
 export {

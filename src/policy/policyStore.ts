@@ -36,6 +36,8 @@ export interface PolicyStoreOptions {
   watchFile?: boolean;
   /** Quiet time after the last file event before reloading. Default 100 ms. */
   debounceMs?: number;
+  /** A further check of each set before it is put in force: throwing refuses it (the start fails, a reload keeps the previous set). */
+  check?(policies: PolicySet): Promise<void>;
   /** A new policy set is in force (its warnings are in `policies.warnings`). */
   onReload?(policies: PolicySet): void;
   /** A reload failed; the previous policy set stays in force. A PolicyError lists every issue. */
@@ -60,7 +62,12 @@ export interface PolicyStore {
  * the catalog, and swapped in only if valid. A bad edit keeps the previous set and is reported.
  */
 export async function openPolicyStore(opts: PolicyStoreOptions): Promise<PolicyStore> {
-  let current = await loadAndValidatePolicies(opts.file, opts.catalog);
+  const load = async (): Promise<PolicySet> => {
+    const set = await loadAndValidatePolicies(opts.file, opts.catalog);
+    await opts.check?.(set);
+    return set;
+  };
+  let current = await load();
   const listeners = new Set<(policies: PolicySet) => void>();
   let chain: Promise<ReloadOutcome> = Promise.resolve({ ok: true, policies: current });
   let timer: NodeJS.Timeout | undefined;
@@ -70,7 +77,7 @@ export async function openPolicyStore(opts: PolicyStoreOptions): Promise<PolicyS
   const reload = (): Promise<ReloadOutcome> => {
     chain = chain.then(async (): Promise<ReloadOutcome> => {
       try {
-        const next = await loadAndValidatePolicies(opts.file, opts.catalog);
+        const next = await load();
         if (closed) return { ok: true, policies: current };
         current = next;
         opts.onReload?.(next);

@@ -29,6 +29,12 @@ export interface UpstreamOptions {
   ca?: string | Buffer;
 }
 
+/** A PostgreSQL login: the server asks for the password only when its pg_hba method needs one. */
+export interface UpstreamLogin {
+  readonly user: string;
+  readonly password?: string;
+}
+
 export interface ProxyOptions {
   host: string;
   /** 0 picks a free port (see the `port` of the started proxy). */
@@ -45,6 +51,12 @@ export interface ProxyOptions {
    * when empty, every name maps to `upstream.database`, or passes unchanged if that is unset.
    */
   databases: Record<string, string>;
+  /**
+   * pgveil role → the upstream login its sessions use instead of `upstream.user` (least privilege
+   * per role). An account logs in as the login of its mapped roles (they must agree), else as
+   * `upstream.user`.
+   */
+  upstreamLogins?: ReadonlyMap<string, UpstreamLogin>;
   authenticator: AccountAuthenticator;
   logger: Logger;
   /** Column policies plug in here (part 2). Default: every message passes as the same bytes. */

@@ -47,6 +47,7 @@ describe('the example configuration', () => {
       idleTimeoutSeconds: 0,
       upstream: { host: '127.0.0.1', port: 5432, user: 'pgveil', sslmode: 'prefer' },
       databases: {},
+      upstreamRoles: {},
     });
   });
 
@@ -108,6 +109,7 @@ proxy:
       idleTimeoutSeconds: 300,
       upstream: { host: 'db.internal', port: 5433, user: 'app', password: '', database: 'appdb', sslmode: 'verify-full', ca: join(dir, 'tls/ca.crt') },
       databases: { app: 'app_production' },
+      upstreamRoles: {},
     });
   });
 
@@ -166,6 +168,9 @@ describe('mistakes', () => {
     ['a grant operation', 'api:\n  grants:\n    - { roles: [ingest], kinds: "*", scopes: [s], operations: [read] }\n', 'api.grants[0].operations[0]: must be one of the operations'],
     ['a grant to every role', 'api:\n  grants:\n    - { roles: "*", kinds: "*", scopes: "*", operations: [protect] }\n', 'api.grants[0].roles: must be a list'],
     ['a grant without scopes', 'api:\n  grants:\n    - { roles: [a], kinds: "*", operations: [protect] }\n', 'api.grants[0].scopes: is required'],
+    ['an upstream role without user', 'proxy:\n  upstream: { user: u }\n  upstreamRoles: { support: { password: x } }\n', 'proxy.upstreamRoles.support.user: is required'],
+    ['an upstream role with two passwords', 'proxy:\n  upstream: { user: u }\n  upstreamRoles: { support: { user: s, password: x, passwordEnv: X } }\n', 'give password or passwordEnv, not both'],
+    ['an account mapped to two upstream logins', `accounts:\n  - { email: a@b.c, passwordHash: "${HASH}", apiKeyHash: "${KEYHASH}", roles: [app, support] }\nproxy:\n  upstream: { user: u }\n  upstreamRoles: { app: { user: x }, support: { user: y } }\n`, 'accounts[0].roles: the roles of a@b.c map to different upstream logins'],
     ['YAML syntax', 'api:\n  listen: [\n', 'YAML syntax'],
     ['a duplicate key', 'api: {}\napi: {}\n', 'Map keys must be unique'],
     ['a list at the top', '- a\n', 'must be a mapping of settings'],

@@ -11,6 +11,7 @@ import { hashPassword } from '../../auth/passwordHash.js';
 import { DEFAULTS, type AccountConfig, type LogLevel, type PgveilConfig } from '../../config/configTypes.js';
 import { generateMasterKey } from '../../keys/masterKey.js';
 import { generateSelfSignedCertificate } from '../../proxy/tls/selfSignedCertificate.js';
+import { DEMO_UPSTREAM_ROLES } from './demoSchema.js';
 import {
   DEMO_ACCOUNTS, DEMO_API_KEY, DEMO_DB_NAME, DEMO_DB_USER, DEMO_HOST, DEMO_PASSWORD, type DemoPorts,
 } from './demoSettings.js';
@@ -87,6 +88,9 @@ export async function demoConfig(dir: string, ports: DemoPorts, logLevel: LogLev
         sslmode: 'disable',
       },
       databases: {},
+      // Each demo role reaches PostgreSQL as a least-privilege role of its own (demoSchema.ts);
+      // the superuser above is only pgveil's catalog connection.
+      upstreamRoles: Object.fromEntries(Object.entries(DEMO_UPSTREAM_ROLES).map(([role, user]) => [role, { user, password: DEMO_PASSWORD }])),
     },
     policies: DEMO_POLICIES_FILE,
   };

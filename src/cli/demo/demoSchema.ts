@@ -35,11 +35,33 @@ async function connected(config: pg.ClientConfig): Promise<pg.Client> {
   return client;
 }
 
-/** Creates public.customers on the embedded database if it is not there yet. */
+/**
+ * The upstream roles the demo's pgveil roles log in as, least privilege each: the app reads and
+ * writes the table; support and analyst only read it. None is a superuser, none reaches the
+ * server's files or programs, none owns the table or may create objects beside it.
+ */
+export const DEMO_UPSTREAM_ROLES: Readonly<Record<string, string>> = { app: 'pgveil_app', support: 'pgveil_support', analyst: 'pgveil_analyst' };
+
+function upstreamRolesSql(password: string): string {
+  const quoted = `'${password.replace(/'/g, "''")}'`;
+  const roles = Object.values(DEMO_UPSTREAM_ROLES);
+  return [
+    ...roles.map((role) => `DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${role}') THEN CREATE ROLE ${role}; END IF; END $$`),
+    ...roles.map((role) => `ALTER ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD ${quoted}`),
+    'REVOKE CREATE ON SCHEMA public FROM PUBLIC',
+    `GRANT USAGE ON SCHEMA public TO ${roles.join(', ')}`,
+    'GRANT SELECT, INSERT, UPDATE, DELETE ON public.customers TO pgveil_app',
+    'GRANT USAGE ON SEQUENCE public.customers_id_seq TO pgveil_app',
+    'GRANT SELECT ON public.customers TO pgveil_support, pgveil_analyst',
+  ].join(';\n');
+}
+
+/** Creates public.customers and the demo's upstream roles on the embedded database if they are not there yet. */
 export async function ensureDemoTable(database: { port: number; password: string }): Promise<void> {
   const client = await connected({ port: database.port, user: DEMO_DB_USER, password: database.password });
   try {
     await client.query(CUSTOMERS_TABLE_SQL);
+    await client.query(upstreamRolesSql(database.password));
   } finally {
     await client.end();
   }

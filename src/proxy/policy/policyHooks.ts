@@ -67,7 +67,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
   };
   const factory: SessionHooksFactory = (context) => {
     const state = new PolicySessionState(services, context.account.roles, context.upstreamDatabase, {
-      loginUser: options.upstream.user,
+      loginUser: context.upstreamUser ?? options.upstream.user,
       ...(context.startupParameters === undefined ? {} : { startupParameters: context.startupParameters }),
       ...(context.serverParameters.has('search_path') ? { reportedPath: context.serverParameters.get('search_path') } : {}),
     });

@@ -17,6 +17,8 @@ import {
   UpstreamProtocolError, UpstreamRejected, UpstreamUnavailable, type UpstreamConnector, type UpstreamSession,
 } from '../upstream/upstreamConnector.js';
 import { cancelUpstreamQuery } from '../upstream/upstreamCancel.js';
+import { AmbiguousUpstreamLogin, upstreamLoginFor } from '../upstream/upstreamLogins.js';
+import type { UpstreamLogin } from '../proxyOptions.js';
 import type { CancelRegistry, IssuedBackendKey } from './cancelRegistry.js';
 import { authenticateClient } from './clientAuthentication.js';
 import { negotiateClientStartup } from './clientStartup.js';
@@ -112,7 +114,14 @@ export class ClientSession {
       const upstreamDatabase = mapDatabase(options, clientDatabase);
       if (upstreamDatabase === null) throw new SessionFatal('3D000', `database "${clientDatabase}" does not exist`);
       const passOn = new Map([...parameters].filter(([name]) => name !== 'user' && name !== 'database' && name !== 'replication'));
-      upstream = await this.services.connector.connect(upstreamDatabase, passOn);
+      let login: UpstreamLogin;
+      try {
+        login = upstreamLoginFor(account.roles, options);
+      } catch (error) {
+        if (!(error instanceof AmbiguousUpstreamLogin)) throw error;
+        throw new SessionFatal('28000', `pgveil cannot choose the upstream login of ${account.email}: ${error.message}`, { hint: 'Map the account\'s roles to one upstream login in proxy.upstreamRoles.' });
+      }
+      upstream = await this.services.connector.connect(upstreamDatabase, passOn, login);
       if (this.current.destroyed) throw new ConnectionClosed('client left during the upstream login');
       const connected = upstream;
       const timeoutMs = this.services.handshakeTimeoutMs;
@@ -136,7 +145,7 @@ export class ClientSession {
           issued.release();
           this.end();
         },
-      }, { account, clientDatabase, upstreamDatabase, serverParameters: parameterStatuses(connected.startupMessages), startupParameters: passOn });
+      }, { account, clientDatabase, upstreamDatabase, upstreamUser: login.user, serverParameters: parameterStatuses(connected.startupMessages), startupParameters: passOn });
       client.cork();
       client.write(authenticationOk());
       for (const message of connected.startupMessages) client.write(message);

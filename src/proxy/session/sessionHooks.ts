@@ -20,6 +20,8 @@ export interface SessionContext {
   /** The database name the client asked for, and the upstream database it maps to. */
   readonly clientDatabase: string;
   readonly upstreamDatabase: string;
+  /** The PostgreSQL role the session logged in upstream as (its account's mapped role, or the proxy's user). */
+  readonly upstreamUser?: string;
   /** ParameterStatus values PostgreSQL reported at login (client_encoding, DateStyle…); later changes arrive as 'S' messages. */
   readonly serverParameters: ReadonlyMap<string, string>;
   /** The client's startup parameters passed on upstream (user and database excluded): search_path, options… */

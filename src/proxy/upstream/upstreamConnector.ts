@@ -9,7 +9,7 @@ import { parseErrorFields } from '../protocol/errorFields.js';
 import { passwordMessage, saslInitialResponse, saslResponse, startupMessage } from '../protocol/frontendMessages.js';
 import { HandshakeReader } from '../protocol/handshakeReader.js';
 import { typedMessage } from '../protocol/backendMessages.js';
-import type { UpstreamOptions } from '../proxyOptions.js';
+import type { UpstreamLogin, UpstreamOptions } from '../proxyOptions.js';
 import { ScramSha256Client, type SaltedPasswordCache } from './scramClient.js';
 import { UpstreamUnavailable, openUpstreamTransport } from './upstreamTransport.js';
 
@@ -54,28 +54,37 @@ const AUTH_SASL = 10;
 const AUTH_SASL_CONTINUE = 11;
 const AUTH_SASL_FINAL = 12;
 
+function passwordOf(login: UpstreamLogin): string {
+  if (login.password === undefined) throw new UpstreamProtocolError(`the server asks for a password for ${login.user} and none is configured`);
+  return login.password;
+}
+
 function md5Hex(data: Buffer | string): string {
   return createHash('md5').update(data).digest('hex');
 }
 
 export class UpstreamConnector {
-  private readonly saltedPasswords: SaltedPasswordCache = new Map();
+  /** Per login user: SCRAM's salted passwords, so a pool of sessions pays PBKDF2 once. */
+  private readonly saltedPasswords = new Map<string, SaltedPasswordCache>();
 
   constructor(
     private readonly upstream: UpstreamOptions,
     private readonly timeoutMs: number,
   ) {}
 
-  /** `parameters` are the client's startup parameters to pass on (user and database are the proxy's). */
-  async connect(database: string, parameters: ReadonlyMap<string, string>): Promise<UpstreamSession> {
+  /**
+   * `parameters` are the client's startup parameters to pass on (user and database are the
+   * proxy's); `login` defaults to the proxy's own upstream user.
+   */
+  async connect(database: string, parameters: ReadonlyMap<string, string>, login: UpstreamLogin = this.defaultLogin()): Promise<UpstreamSession> {
     const socket = await openUpstreamTransport(this.upstream, this.timeoutMs);
     const reader = new HandshakeReader(socket, 1 << 20);
     const timer = setTimeout(() => socket.destroy(new UpstreamUnavailable(`startup timeout after ${this.timeoutMs} ms`)), this.timeoutMs);
     try {
-      const startup = new Map<string, string>([['user', this.upstream.user], ['database', database]]);
+      const startup = new Map<string, string>([['user', login.user], ['database', database]]);
       for (const [name, value] of parameters) if (!startup.has(name)) startup.set(name, value);
       socket.write(startupMessage(startup));
-      await this.authenticate(socket, reader);
+      await this.authenticate(socket, reader, login);
       const session = await this.collectStartup(socket, reader);
       return session;
     } catch (error) {
@@ -88,7 +97,12 @@ export class UpstreamConnector {
     }
   }
 
-  private async authenticate(socket: Duplex, reader: HandshakeReader): Promise<void> {
+  private defaultLogin(): UpstreamLogin {
+    const { user, password } = this.upstream;
+    return password === undefined ? { user } : { user, password };
+  }
+
+  private async authenticate(socket: Duplex, reader: HandshakeReader, login: UpstreamLogin): Promise<void> {
     let scram: ScramSha256Client | null = null;
     for (;;) {
       const message = await reader.readMessage();
@@ -100,11 +114,11 @@ export class UpstreamConnector {
         case AUTH_OK:
           return;
         case AUTH_CLEARTEXT:
-          socket.write(passwordMessage(this.password()));
+          socket.write(passwordMessage(passwordOf(login)));
           break;
         case AUTH_MD5: {
           const salt = message.body.subarray(4, 8);
-          const inner = md5Hex(this.password() + this.upstream.user);
+          const inner = md5Hex(passwordOf(login) + login.user);
           socket.write(passwordMessage(`md5${md5Hex(Buffer.concat([Buffer.from(inner), salt]))}`));
           break;
         }
@@ -113,7 +127,9 @@ export class UpstreamConnector {
           if (!mechanisms.includes('SCRAM-SHA-256')) {
             throw new UpstreamProtocolError(`no supported SASL mechanism among ${mechanisms.filter(Boolean).join(', ')}`);
           }
-          scram = new ScramSha256Client(this.password(), this.saltedPasswords);
+          let cache = this.saltedPasswords.get(login.user);
+          if (cache === undefined) this.saltedPasswords.set(login.user, cache = new Map());
+          scram = new ScramSha256Client(passwordOf(login), cache);
           socket.write(saslInitialResponse('SCRAM-SHA-256', scram.clientFirstMessage()));
           break;
         }
@@ -155,8 +171,4 @@ export class UpstreamConnector {
     }
   }
 
-  private password(): string {
-    if (this.upstream.password === undefined) throw new UpstreamProtocolError('the server asks for a password and none is configured');
-    return this.upstream.password;
-  }
 }
