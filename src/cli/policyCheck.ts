@@ -9,6 +9,11 @@ import { errorsOf, inFileOrder, warningsOf, type PolicyIssue } from '../policy/p
 import { readPolicyFile } from '../policy/policyParser.js';
 import { renderIssues, renderPolicyTable } from '../policy/policyReport.js';
 import { renderRoleRights } from '../policy/roleReport.js';
+import type { CatalogQuery } from '../policy/catalogReader.js';
+import { findCodeOnProtectedTables, renderCodeFindings } from '../policy/codeFindings.js';
+import { createPolicySet } from '../policy/policySet.js';
+import type { PolicySet } from '../policy/policyTypes.js';
+import { readUpstreamRoleFacts, upstreamPrivilegeReport, type AccountLogin, type PrivilegeReport } from '../policy/upstreamPrivileges.js';
 import type { ColumnPolicy } from '../policy/policyTypes.js';
 import { UsageError, type CliIo } from './cliIo.js';
 
@@ -33,6 +38,43 @@ function catalogTarget(values: { 'database-url'?: string; database?: string }, c
     throw new UsageError('proxy.upstream.database is not set (the proxy uses the database each client asks for): give --database NAME');
   }
   return { upstream, database };
+}
+
+interface UpstreamDescription {
+  /** Per pgveil role: its upstream login and what that login can do. */
+  readonly byRole: ReadonlyMap<string, string>;
+  readonly report: PrivilegeReport;
+}
+
+/** What each role's upstream login can do, and what `pgveil serve` would refuse of it. */
+async function describeUpstreamLogins(query: CatalogQuery, set: PolicySet, config: PgveilConfig): Promise<UpstreamDescription> {
+  const proxy = config.proxy as NonNullable<PgveilConfig['proxy']>;
+  const loginOf = (roles: readonly string[]): { user: string; setting: string } => {
+    const mapped = roles.find((role) => proxy.upstreamRoles[role] !== undefined);
+    return mapped === undefined
+      ? { user: proxy.upstream.user, setting: 'proxy.upstream.user' }
+      : { user: (proxy.upstreamRoles[mapped] as { user: string }).user, setting: `proxy.upstreamRoles.${mapped}` };
+  };
+  const roles = [...new Set([...set.roles, ...config.accounts.flatMap((account) => account.roles), ...Object.keys(proxy.upstreamRoles)])];
+  const logins: AccountLogin[] = config.accounts.filter((account) => account.enabled)
+    .map((account) => ({ email: account.email, roles: account.roles, ...loginOf(account.roles) }));
+  const users = [...new Set([...roles.map((role) => loginOf([role]).user), ...logins.map((login) => login.user)])];
+  const facts = await readUpstreamRoleFacts(query, users, set);
+  const byRole = new Map<string, string>();
+  for (const role of roles) {
+    const { user, setting } = loginOf([role]);
+    const fact = facts.get(user);
+    const can = fact === undefined || !fact.exists ? ['does not exist'] : [
+      fact.superuser ? 'SUPERUSER' : 'not a superuser',
+      ...(fact.bypassRls ? ['BYPASSRLS'] : []),
+      ...fact.serverRoles,
+      ...(fact.readsAllStats ? ['pg_read_all_stats'] : []),
+      ...(fact.owns.length > 0 ? [`owns ${fact.owns.join(', ')}`] : []),
+      ...(fact.createsIn.length > 0 ? [`may CREATE in ${fact.createsIn.join(', ')}`] : []),
+    ];
+    byRole.set(role, `${user} (${setting}): ${can.join(', ')}`);
+  }
+  return { byRole, report: upstreamPrivilegeReport(set, logins, facts) };
 }
 
 /** Roles the policies name that no account of the configuration holds: usually typos. */
@@ -90,6 +132,8 @@ export async function policyCheckCommand(args: string[], io: CliIo): Promise<num
   const issues: PolicyIssue[] = [...read.issues, ...unheldRoles(read.columns, config)];
   let columnTypes: ReadonlyMap<string, string> | undefined;
   let against = 'file checks only (--no-database)';
+  let codeFindings: string | undefined;
+  let upstream: UpstreamDescription | undefined;
   if (target) {
     let connection: CatalogConnection;
     try {
@@ -104,11 +148,16 @@ export async function policyCheckCommand(args: string[], io: CliIo): Promise<num
       issues.push(...catalog.issues);
       columnTypes = catalog.columnTypes;
       against = `checked against ${connection.description}`;
+      const set = createPolicySet(file, read.columns, [], read.privileges);
+      codeFindings = renderCodeFindings(await findCodeOnProtectedTables(connection.query, set));
+      if (config?.proxy) upstream = await describeUpstreamLogins(connection.query, set, config);
     } finally {
       await connection.close();
     }
   }
 
+  for (const message of upstream?.report.errors ?? []) issues.push({ file, path: 'proxy.upstreamRoles', message, severity: 'error' });
+  for (const message of upstream?.report.warnings ?? []) issues.push({ file, path: 'proxy.upstreamRoles', message, severity: 'warning' });
   const ordered = inFileOrder(issues);
   const errors = errorsOf(ordered);
   const warnings = warningsOf(ordered);
@@ -118,7 +167,8 @@ export async function policyCheckCommand(args: string[], io: CliIo): Promise<num
     '',
     renderPolicyTable(read.columns, columnTypes),
     '',
-    renderRoleRights(read.columns, config?.api.grants ?? [], config?.accounts.flatMap((account) => account.roles) ?? []),
+    renderRoleRights(read.columns, config?.api.grants ?? [], config?.accounts.flatMap((account) => account.roles) ?? [], upstream?.byRole),
+    ...(codeFindings === undefined ? [] : ['', codeFindings]),
     ...(errors.length > 0 ? ['', renderIssues('error', errors)] : []),
     ...(warnings.length > 0 ? ['', renderIssues('warning', warnings)] : []),
     '',

@@ -19,6 +19,7 @@ export { renderRoleRights } from './roleReport.js';
 export {
   readUpstreamRoleFacts, upstreamPrivilegeReport, type AccountLogin, type PrivilegeReport, type UpstreamRoleFacts,
 } from './upstreamPrivileges.js';
+export { findCodeOnProtectedTables, renderCodeFindings, type CodeFinding } from './codeFindings.js';
 export { columnsWithoutPlaintext, lacksPlaintextSomewhere } from './plaintextReach.js';
 export { formatColumnName, parseColumnName, quoteIdentifier, type ColumnName } from './qualifiedName.js';
 export {

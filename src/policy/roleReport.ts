@@ -17,7 +17,10 @@ function rolesOf(columns: readonly ColumnPolicy[], grants: readonly ApiGrant[], 
   return [...roles].sort();
 }
 
-export function renderRoleRights(columns: readonly ColumnPolicy[], grants: readonly ApiGrant[], heldRoles: readonly string[]): string {
+/** `upstream`: per role, what its upstream login can do (when checked against a database). */
+export function renderRoleRights(
+  columns: readonly ColumnPolicy[], grants: readonly ApiGrant[], heldRoles: readonly string[], upstream?: ReadonlyMap<string, string>,
+): string {
   const rights = new ApiRights(createPolicySet('(check)', columns), grants);
   const lines: string[] = ['What each role may do (proxy: what it sees of each column; API: tokenise/fpe rights — mask, redact and passthrough need none):'];
   for (const role of rolesOf(columns, grants, heldRoles)) {
@@ -31,6 +34,8 @@ export function renderRoleRights(columns: readonly ColumnPolicy[], grants: reado
     lines.push(`    proxy  ${views.length === 0 ? 'no protected columns' : views.join('; ')}`);
     const api = rights.rightsOf(role).map((right) => `${right.operations.join('+')} ${right.kind}/${right.scope} (${right.from})`);
     lines.push(`    API    ${api.length === 0 ? 'no tokenise/fpe rights' : api.join('; ')}`);
+    const login = upstream?.get(role);
+    if (login !== undefined) lines.push(`    login  ${login}`);
   }
   return lines.join('\n');
 }

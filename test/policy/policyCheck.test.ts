@@ -121,10 +121,59 @@ describe('pgveil policy check', () => {
     expect(out).toMatch(/public\.orders\.placed\s+date\s+date\s+fpe\s+no-scope\s+token/);
   });
 
+  it('reports what serve would refuse: a masked account logging in upstream as a superuser', async () => {
+    const config = join(dir, 'superuser-support.yaml');
+    await writeFile(config, configText('demo-policies.yaml', { accounts: [['app'], ['support']] }));
+    const { code, out } = await run('--config', config);
+    expect(code).toBe(1);
+    expect(out).toContain(`a1@example.com does not see every protected column in plaintext, but its upstream login "${db.user}" (proxy.upstream.user) is a superuser`);
+    expect(out).toMatch(new RegExp(`login  ${db.user} \\(proxy.upstream.user\\): SUPERUSER`));
+  });
+
+  it('accepts a least-privilege upstream login per role, and prints what it can do', async () => {
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    await admin.query("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'check_support') THEN CREATE ROLE check_support LOGIN; END IF; END $$");
+    await admin.end();
+    const config = join(dir, 'mapped-support.yaml');
+    await writeFile(config, `${configText('demo-policies.yaml', { accounts: [['app'], ['support']] })}`.replace('proxy:\n', 'proxy:\n  upstreamRoles:\n    support: { user: check_support }\n'));
+    const { code, out } = await run('--config', config);
+    expect(out).toContain('login  check_support (proxy.upstreamRoles.support): not a superuser');
+    expect(code).toBe(0);
+  });
+
+  it('lists triggers, rules, policies, views and functions on or over protected tables made on the database', async () => {
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    await admin.query(`
+      CREATE TABLE IF NOT EXISTS phone_log (phone text);
+      CREATE OR REPLACE FUNCTION copy_phone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO phone_log VALUES (NEW.phone); RETURN NEW; END $$;
+      CREATE OR REPLACE FUNCTION sneaky() RETURNS text LANGUAGE plpgsql AS $$ DECLARE r text; BEGIN EXECUTE 'select ph' || 'one from cust' || 'omers' INTO r; RETURN r; END $$;
+      CREATE OR REPLACE FUNCTION reads_customers() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM public.customers $$;
+      CREATE OR REPLACE FUNCTION unrelated() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;
+      DROP TRIGGER IF EXISTS copy_phone ON customers;
+      CREATE TRIGGER copy_phone BEFORE INSERT ON customers FOR EACH ROW EXECUTE FUNCTION copy_phone();
+      CREATE OR REPLACE VIEW customer_names AS SELECT full_name FROM customers;
+      DROP POLICY IF EXISTS everyone ON customers;
+      CREATE POLICY everyone ON customers USING (true);`);
+    try {
+      const { out } = await run('--config', join(dir, 'pgveil.yaml'));
+      expect(out).toContain('trigger copy_phone on public.customers: runs copy_phone for every change of the table');
+      expect(out).toContain('policy everyone on public.customers: a row-level security policy');
+      expect(out).toContain('view public.customer_names: reads public.customers');
+      expect(out).toContain('function sneaky(): it runs dynamic SQL');
+      expect(out).toContain('function reads_customers(): its body names customers');
+      expect(out).not.toContain('function unrelated()');
+    } finally {
+      await admin.query('DROP TRIGGER copy_phone ON customers; DROP POLICY everyone ON customers; DROP VIEW customer_names');
+      await admin.end();
+    }
+  });
+
   it('warns about roles no account of the configuration holds', async () => {
     const config = join(dir, 'with-accounts.yaml');
     await writeFile(config, configText('demo-policies.yaml', { accounts: [['app'], ['support', 'ops']] }));
-    const { code, out } = await run('--config', config);
+    const { code, out } = await run('--config', config, '--no-database');
     expect(code).toBe(0);
     expect(out).toContain(`  ${join(dir, 'demo-policies.yaml')}:59:3: columns."public.customers.city".reveal.analyst: no account in ${config} has role "analyst"; check its spelling`);
     expect(out.split('\n').at(-1)).toBe('valid (1 warning)');
