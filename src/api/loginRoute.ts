@@ -1,10 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { auditedAccountName, type AuditLog } from '../audit/index.js';
+import { AuthError } from '../auth/authErrors.js';
 import type { AuthService } from '../auth/authService.js';
 import { requireJsonContentType } from './contentType.js';
 import { errorResponseSchema, loginRequestSchema, loginResponseSchema } from './schemas.js';
 
 export interface LoginRouteOptions {
   auth: AuthService;
+  audit?: AuditLog;
 }
 
 interface LoginBody {
@@ -13,7 +16,7 @@ interface LoginBody {
 }
 
 /** POST /auth/login → 201 with the jwt_token and svc_token of a new 24-hour session. */
-export const loginRoute: FastifyPluginAsync<LoginRouteOptions> = async (app, { auth }) => {
+export const loginRoute: FastifyPluginAsync<LoginRouteOptions> = async (app, { auth, audit }) => {
   app.post<{ Body: LoginBody }>('/auth/login', {
     preValidation: requireJsonContentType,
     schema: {
@@ -22,7 +25,15 @@ export const loginRoute: FastifyPluginAsync<LoginRouteOptions> = async (app, { a
     },
   }, async (request, reply) => {
     const { email, password } = request.body;
-    const result = await auth.login(email, password, request.ip);
+    let result: Awaited<ReturnType<typeof auth.login>>;
+    try {
+      result = await auth.login(email, password, request.ip);
+    } catch (error) {
+      const outcome = error instanceof AuthError && error.failure === 'rate_limited' ? 'rate_limited' : 'failed';
+      audit?.record({ event: 'login', door: 'api', account: auditedAccountName(email), client: request.ip, outcome });
+      throw error;
+    }
+    audit?.record({ event: 'login', door: 'api', account: result.account.email, client: request.ip, outcome: 'ok' });
     // The email identifies the account; it is the only field of the login that is logged.
     request.log.info({ account: result.account.email }, 'login');
     reply.code(201);

@@ -85,8 +85,17 @@ export class ApiMetrics {
   readonly latency = new Histogram('pgveil_http_request_duration_seconds', 'HTTP request latency by route.',
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
 
+  /** The audit log's event counts, when it keeps them. */
+  auditCounts: ReadonlyMap<string, number> | undefined;
+
   render(): string {
-    return `${[this.requests.render(), this.values.render(), this.latency.render()].join('\n')}\n`;
+    const parts = [this.requests.render(), this.values.render(), this.latency.render()];
+    if (this.auditCounts !== undefined) {
+      const audit = new Counter('pgveil_audit_events_total', 'Audit events recorded, by event (unprotects, reveals, refusals, logins).');
+      for (const [event, count] of this.auditCounts) audit.inc({ event }, count);
+      parts.push(audit.render());
+    }
+    return `${parts.join('\n')}\n`;
   }
 }
 

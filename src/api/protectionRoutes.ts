@@ -3,7 +3,8 @@ import type { AuthenticatedAccount } from '../auth/accountAuthenticator.js';
 import type { AuthService } from '../auth/authService.js';
 import type { ApiLimits } from '../config/configTypes.js';
 import type { Engine } from '../engine/engineTypes.js';
-import { DEFAULT_METHOD, KINDS, type Kind, type ProtectionResponse } from '../engine/types.js';
+import type { AuditLog } from '../audit/index.js';
+import { DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, type Kind, type ProtectionResponse } from '../engine/types.js';
 import { ApiError } from './apiError.js';
 import type { ApiAuthoriser } from './authorisation.js';
 import { requireJsonContentType } from './contentType.js';
@@ -22,6 +23,7 @@ export interface ProtectionRoutesOptions {
   engine: Engine;
   auth: AuthService;
   authoriser: ApiAuthoriser;
+  audit: AuditLog;
   limits: ApiLimits;
   metrics: ApiMetrics;
 }
@@ -37,7 +39,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * the server parse 10 MiB.
  */
 export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = async (app, opts) => {
-  const { engine, auth, authoriser, limits, metrics } = opts;
+  const { engine, auth, authoriser, audit, limits, metrics } = opts;
   app.decorateRequest('account', null);
   app.addHook('onRequest', async (request) => {
     request.account = await auth.authenticateRequest({
@@ -58,10 +60,21 @@ export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = asy
         const call = toProtectionCall(request.body, limits);
         const account = request.account;
         if (account === null) throw new ApiError(401, 'unauthorized', 'missing credentials');
-        authoriser.check(account, kind, call.options, call.operation);
+        const method = call.options.method ?? DEFAULT_METHOD;
+        const scope = call.options.scope ?? DEFAULT_SCOPE;
+        try {
+          authoriser.check(account, kind, call.options, call.operation);
+        } catch (error) {
+          audit.record({ event: 'api.refused', account: account.email, kind, scope, method, operation: call.operation });
+          throw error;
+        }
         const response = call.operation === 'protect'
           ? await engine.protect(kind, call.data, call.options)
           : await engine.unprotect(kind, call.data, call.options);
+        if (call.operation === 'unprotect' && (method === 'tokenise' || method === 'fpe')) {
+          // Written before the response leaves: the plaintext is recorded as handed out.
+          audit.record({ event: 'api.unprotect', account: account.email, kind, scope, method, count: call.data.length - countDiscrepancies(response) });
+        }
         countValues(metrics, kind, call.options.method, call.operation, call.data.length);
         return response;
       });
@@ -71,6 +84,11 @@ export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = asy
     throw new ApiError(400, 'unknown_kind', `unknown kind; valid kinds: ${KINDS.join(', ')}`);
   });
 };
+
+function countDiscrepancies(response: ProtectionResponse): number {
+  const discrepancy = response.discrepancy;
+  return (discrepancy?.invalid_token?.length ?? 0) + (discrepancy?.invalid_scope?.length ?? 0);
+}
 
 function countValues(metrics: ApiMetrics, kind: Kind, method: string | undefined, operation: string, n: number): void {
   if (n === 0) return;

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AuthService } from '../auth/authService.js';
 import type { ApiConfig } from '../config/configTypes.js';
 import type { Engine } from '../engine/engineTypes.js';
+import { NO_AUDIT, type AuditLog } from '../audit/index.js';
 import { ApiError } from './apiError.js';
 import { createApiAuthoriser, type ApiAuthoriser } from './authorisation.js';
 import { toHttpError } from './httpErrors.js';
@@ -20,6 +21,8 @@ export interface ApiServerOptions {
   auth: AuthService;
   /** Who may protect and unprotect what; by default only the configuration's api.grants apply. */
   authoriser?: ApiAuthoriser;
+  /** Where unprotects, refusals and logins are recorded; nowhere by default. */
+  audit?: AuditLog;
   /** pino logger; none by default. */
   logger?: Logger;
   metrics?: ApiMetrics;
@@ -82,9 +85,11 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     request.log.debug({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
   });
 
-  await app.register(loginRoute, { auth: opts.auth });
+  await app.register(loginRoute, { auth: opts.auth, audit: opts.audit ?? NO_AUDIT });
   const authoriser = opts.authoriser ?? createApiAuthoriser(opts.config.grants);
-  await app.register(protectionRoutes, { engine: opts.engine, auth: opts.auth, authoriser, limits: opts.config.limits, metrics });
+  const audit = opts.audit ?? NO_AUDIT;
+  metrics.auditCounts = audit.counts;
+  await app.register(protectionRoutes, { engine: opts.engine, auth: opts.auth, authoriser, audit, limits: opts.config.limits, metrics });
   await app.register(operationalRoutes, { metrics, openapi: buildOpenApiDocument(packageVersion()) });
   return app;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { createApiAuthoriser } from '../api/authorisation.js';
+import { createAuditLog, type AuditDestination } from '../audit/index.js';
 import { startApiServer, type RunningApi } from '../api/server.js';
 import { AccountStore } from '../auth/accountStore.js';
 import { AuthService } from '../auth/authService.js';
@@ -30,6 +31,12 @@ export interface RunningServices {
   close(): Promise<void>;
 }
 
+function auditDestination(config: PgveilConfig): AuditDestination {
+  const { audit } = config;
+  if (audit.destination === 'file') return { kind: 'file', path: audit.file };
+  return { kind: audit.destination };
+}
+
 /**
  * Starts the front doors of one configuration. The engine and the auth keys come from the same
  * master keys, so every instance started with the same configuration and keys is interchangeable.
@@ -44,6 +51,7 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
   const auth = new AuthService({ accounts, keyring, clock: opts.clock ?? systemClock, loginRateLimit: config.api.loginRateLimit });
 
   const closers: (() => Promise<void>)[] = [];
+  const audit = createAuditLog(auditDestination(config));
   let accountsInForce: readonly AccountConfig[] = config.accounts;
   let checkAccounts: (accounts: readonly AccountConfig[]) => Promise<void> = async () => undefined;
   let api: RunningApi | undefined;
@@ -52,7 +60,7 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
     let policies: PolicyStore | undefined;
     if (config.proxy) {
       const proxy = await startConfiguredProxy({
-        config: config.proxy, policiesFile: config.policies, engine, auth, logger, accounts: () => accountsInForce, ...(opts.env === undefined ? {} : { env: opts.env }),
+        config: config.proxy, policiesFile: config.policies, engine, auth, logger, audit, accounts: () => accountsInForce, ...(opts.env === undefined ? {} : { env: opts.env }),
       });
       checkAccounts = (next) => proxy.checkAccounts(next);
       closers.push(() => proxy.close());
@@ -70,7 +78,7 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
       }
       const store = policies;
       const authoriser = createApiAuthoriser(config.api.grants, () => store?.current);
-      api = await startApiServer({ config: config.api, engine, auth, authoriser, logger });
+      api = await startApiServer({ config: config.api, engine, auth, authoriser, audit, logger });
       closers.push(() => api?.close() ?? Promise.resolve());
       logger.info({ url: api.url }, 'protection API listening');
     }

@@ -1,7 +1,7 @@
 import { KINDS, OPERATIONS } from '../engine/types.js';
 import { ROLE_NAME } from './accountsSection.js';
 import type { ConfigReader, KeyPath } from './configReader.js';
-import { DEFAULTS, LOG_LEVELS, type ApiConfig, type ApiGrant, type LoggingConfig } from './configTypes.js';
+import { DEFAULTS, LOG_LEVELS, type ApiConfig, type ApiGrant, type AuditConfig, type LoggingConfig } from './configTypes.js';
 
 const API_KEYS = ['enabled', 'listen', 'limits', 'loginRateLimit', 'grants'] as const;
 const GRANT_KEYS = ['roles', 'kinds', 'scopes', 'operations'] as const;
@@ -73,6 +73,19 @@ function readGrants(r: ConfigReader, value: unknown, path: KeyPath): ApiGrant[] 
     grants.push({ roles, kinds, scopes, operations: operations as ApiGrant['operations'] });
   });
   return grants;
+}
+
+const AUDIT_KEYS = ['destination', 'file'] as const;
+
+export function readAuditSection(r: ConfigReader, value: unknown): AuditConfig {
+  const audit = r.map(value, ['audit'], AUDIT_KEYS) ?? {};
+  const destination = r.choice(audit, 'destination', ['audit'], ['stdout', 'file', 'off'] as const, 'stdout');
+  if (destination !== 'file') {
+    if (audit['file'] !== undefined) r.issue(['audit', 'file'], 'is only read with destination: file');
+    return { destination };
+  }
+  const file = r.path(audit, 'file', ['audit'], { required: true });
+  return file === undefined ? { destination: 'off' } : { destination, file };
 }
 
 export function readLoggingSection(r: ConfigReader, value: unknown): LoggingConfig {

@@ -133,6 +133,9 @@ export interface ProxyConfig {
   upstreamRoles: Record<string, UpstreamLoginConfig>;
 }
 
+/** Where audit events go: a file of their own, standard output, or nowhere. */
+export type AuditConfig = { destination: 'stdout' } | { destination: 'file'; file: string } | { destination: 'off' };
+
 export interface PgveilConfig {
   /** Absolute path of the file this came from (for messages and reloads). */
   file: string;
@@ -140,6 +143,7 @@ export interface PgveilConfig {
   keys: KeysConfig;
   accounts: AccountConfig[];
   logging: LoggingConfig;
+  audit: AuditConfig;
   /** Absent when the file has no `proxy` section: only the API is served. */
   proxy?: ProxyConfig;
   /** Path of the YAML column-policy file, when configured. */

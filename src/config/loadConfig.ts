@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { readAccountsSection } from './accountsSection.js';
-import { readApiSection, readLoggingSection } from './apiSection.js';
+import { readApiSection, readAuditSection, readLoggingSection } from './apiSection.js';
 import { ConfigError, type ConfigIssue } from './configError.js';
 import { ConfigReader } from './configReader.js';
 import type { AccountConfig, PgveilConfig, UpstreamLoginConfig } from './configTypes.js';
@@ -11,7 +11,7 @@ import { readKeysSection } from './keysSection.js';
 import { readProxySection } from './proxySection.js';
 
 const MAX_SYNTAX_ERRORS = 5;
-const TOP_LEVEL_KEYS = ['api', 'keys', 'accounts', 'logging', 'proxy', 'policies'] as const;
+const TOP_LEVEL_KEYS = ['api', 'keys', 'accounts', 'logging', 'audit', 'proxy', 'policies'] as const;
 
 export interface LoadConfigOptions {
   /** Environment for overrides; process.env by default. */
@@ -50,6 +50,7 @@ export function parseConfig(text: string, file: string, opts: LoadConfigOptions 
     keys: readKeysSection(r, root['keys']),
     accounts: readAccountsSection(r, root['accounts']),
     logging: readLoggingSection(r, root['logging']),
+    audit: readAuditSection(r, root['audit']),
   };
   const proxy = readProxySection(r, root['proxy']);
   if (proxy) {

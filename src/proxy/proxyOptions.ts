@@ -1,5 +1,6 @@
 /** The proxy's configuration: what the config loader produces and `startProxy` takes. */
 import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/index.js';
 import type { AccountAuthenticator } from '../auth/accountAuthenticator.js';
 import type { SessionHooksFactory } from './session/sessionHooks.js';
 import { POSTGRES_LARGE_MESSAGE_LIMIT } from './protocol/messageLimits.js';
@@ -57,6 +58,8 @@ export interface ProxyOptions {
    * `upstream.user`.
    */
   upstreamLogins?: ReadonlyMap<string, UpstreamLogin>;
+  /** Where logins are recorded; nowhere by default. */
+  audit?: AuditLog;
   authenticator: AccountAuthenticator;
   logger: Logger;
   /** Column policies plug in here (part 2). Default: every message passes as the same bytes. */

@@ -142,7 +142,7 @@ describe('mistakes', () => {
   it('report unknown settings at their key, with the valid ones', () => {
     const err = errorOf('api:\n  limts: {}\nloging: {}\n');
     expect(err.message).toContain('conf/pgveil.yaml:2:3: api.limts: unknown setting; valid settings here: enabled, listen, limits, loginRateLimit');
-    expect(err.message).toContain('conf/pgveil.yaml:3:1: loging: unknown setting; valid settings here: api, keys, accounts, logging, proxy, policies');
+    expect(err.message).toContain('conf/pgveil.yaml:3:1: loging: unknown setting; valid settings here: api, keys, accounts, logging, audit, proxy, policies');
   });
 
   it.each([
@@ -176,6 +176,13 @@ describe('mistakes', () => {
     ['a list at the top', '- a\n', 'must be a mapping of settings'],
   ])('%s', (_name, text, message) => {
     expect(errorOf(text).message).toContain(message);
+  });
+
+  it('read the audit destination', () => {
+    expect(parseConfig('', 'conf/pgveil.yaml', { env: {} }).audit).toEqual({ destination: 'stdout' });
+    expect(parseConfig('audit:\n  destination: file\n  file: logs/audit.log\n', 'conf/pgveil.yaml', { env: {} }).audit)
+      .toEqual({ destination: 'file', file: resolve('conf/logs/audit.log') });
+    expect(() => parseConfig('audit:\n  destination: file\n', 'conf/pgveil.yaml', { env: {} })).toThrow('audit.file: is required');
   });
 
   it('read api.grants', () => {

@@ -73,6 +73,8 @@ export async function demoConfig(dir: string, ports: DemoPorts, logLevel: LogLev
     keys: { masterKeyFile: await demoMasterKeyFile(dir), masterKeyEnv: 'PGVEIL_DEMO_MASTER_KEY', keyVersion: 1, previousKeys: [] },
     accounts: await demoAccounts(),
     logging: { level: logLevel },
+    // Who saw plaintext, who was refused, who logged in: one JSON line each, beside the demo's data.
+    audit: { destination: 'file', file: join(dir, '..', 'audit.log') },
     proxy: {
       listen: { host: DEMO_HOST, port: ports.proxy },
       // TLS when the client asks (psql does by default), and cleartext passwords from loopback,

@@ -25,6 +25,11 @@ const DDL_TAG = /^(CREATE|ALTER|DROP|IMPORT|REFRESH|SECURITY LABEL)\b/;
 
 type Rewrite = (frames: Buffer[]) => Promise<Buffer[]>;
 
+/** The policy keys of the columns a plan decrypts to plaintext (masks and tokens reveal nothing). */
+function plaintextColumns(fields: readonly { readonly policy: { readonly key: string }; readonly action: string }[]): string[] {
+  return fields.filter((field) => field.action === 'unprotect').map((field) => field.policy.key);
+}
+
 export class BackendPolicy {
   /** The plan of the current simple-query result set. */
   private queryPlan: ResultPlan | undefined;
@@ -57,13 +62,24 @@ export class BackendPolicy {
     const engine = this.state.services.engine;
     const metrics = this.state.services.metrics;
     const dateStyle = this.state.settings.dateStyle;
-    return this.hold(frame, (rows) => rewriteDataRows(rows, plan, engine, metrics, dateStyle));
+    const revealed = plaintextColumns(plan.fields);
+    const state = this.state;
+    return this.hold(frame, (rows) => {
+      // Recorded before the batch can leave: the audit line precedes the plaintext.
+      if (revealed.length > 0) state.revealed(revealed, rows.length);
+      return rewriteDataRows(rows, plan, engine, metrics, dateStyle);
+    });
   }
 
   private copyData(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const rewriter = this.copyOut;
     if (rewriter === undefined) return undefined;
-    return this.hold(frame, (rows) => rewriter.rewrite(rows));
+    const revealed = plaintextColumns(rewriter.columns);
+    const state = this.state;
+    return this.hold(frame, (rows) => {
+      if (revealed.length > 0) state.revealed(revealed, rows.length);
+      return rewriter.rewrite(rows);
+    });
   }
 
   /** Holds a frame for the batch; hands the batch over once it is full. */

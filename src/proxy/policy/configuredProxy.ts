@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import type { AuditLog } from '../../audit/index.js';
 import type { AccountAuthenticator } from '../../auth/accountAuthenticator.js';
 import type { Engine } from '../../engine/engineTypes.js';
 import {
@@ -21,6 +22,8 @@ export interface ConfiguredProxyOptions {
   readonly config: ProxyConfig;
   /** The accounts in force (their roles decide each session's upstream login). */
   readonly accounts: () => readonly AccountConfig[];
+  /** Where reveals and refusals are recorded. */
+  readonly audit?: AuditLog;
   /** Where `passwordEnv` settings are read. */
   readonly env?: NodeJS.ProcessEnv;
   /** The policy file; without one, sessions are relayed untouched (a warning says so). */
@@ -53,7 +56,9 @@ function upstreamLogins(config: ProxyConfig, env: NodeJS.ProcessEnv): Map<string
   return logins;
 }
 
-async function proxyOptions(config: ProxyConfig, auth: AccountAuthenticator, logger: Logger, env: NodeJS.ProcessEnv): Promise<ProxyOptions> {
+async function proxyOptions(
+  config: ProxyConfig, auth: AccountAuthenticator, logger: Logger, env: NodeJS.ProcessEnv, audit: AuditLog | undefined,
+): Promise<ProxyOptions> {
   const tls: ProxyOptions['tls'] = { mode: config.tls.mode };
   if (config.tls.cert !== undefined && config.tls.key !== undefined) {
     tls.cert = await readFile(config.tls.cert);
@@ -75,6 +80,7 @@ async function proxyOptions(config: ProxyConfig, auth: AccountAuthenticator, log
     },
     databases: config.databases,
     upstreamLogins: upstreamLogins(config, env),
+    ...(audit === undefined ? {} : { audit }),
     authenticator: auth,
     logger,
   };
@@ -108,7 +114,7 @@ async function checkUpstreamLogins(
 
 export async function startConfiguredProxy(options: ConfiguredProxyOptions): Promise<ConfiguredProxy> {
   const { config, logger } = options;
-  const base = await proxyOptions(config, options.auth, logger, options.env ?? process.env);
+  const base = await proxyOptions(config, options.auth, logger, options.env ?? process.env, options.audit);
   let catalog: CatalogConnection | undefined;
   let rolesCatalog: CatalogConnection | undefined;
   let store: PolicyStore | undefined;
@@ -131,7 +137,9 @@ export async function startConfiguredProxy(options: ConfiguredProxyOptions): Pro
         onReload: (set) => logger.info({ columns: set.columns.length }, 'policies reloaded'),
         onError: (error) => logger.error({ err: { message: (error as Error).message } }, 'policy reload refused; the previous policies stay in force'),
       });
-      hooks = await createPolicyHooks({ policies: store, engine: options.engine, upstream: base.upstream, logger });
+      hooks = await createPolicyHooks({
+        policies: store, engine: options.engine, upstream: base.upstream, logger, ...(options.audit === undefined ? {} : { audit: options.audit }),
+      });
     }
     proxy = await startProxy(hooks === undefined ? base : { ...base, hooks: hooks.factory });
   } catch (error) {

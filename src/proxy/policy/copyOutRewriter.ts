@@ -21,6 +21,10 @@ export class CopyOutRewriter {
     this.headerPending = stream.options?.header !== false && stream.options?.header !== undefined;
   }
 
+  get columns(): CopyOutStream['columns'] {
+    return this.stream.columns;
+  }
+
   /** Rewrites CopyData frames (one row each); other frames are returned as they are. */
   async rewrite(frames: readonly Buffer[]): Promise<Buffer[]> {
     const options = this.stream.options;

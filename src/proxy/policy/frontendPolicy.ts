@@ -121,7 +121,7 @@ export class FrontendPolicy {
       refuseExecuteOfProtectedStatement(rewritten, state, batch);
     } catch (error) {
       if (!isRefusal(error)) throw error;
-      state.services.metrics.refusals++;
+      state.refused(error);
       state.queue.push({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain, answered });
       return queryMessage(FAILING_SQL);
     }
@@ -143,7 +143,7 @@ export class FrontendPolicy {
       refuseExecuteOfProtectedStatement(rewritten, state, state.batch);
     } catch (error) {
       if (!isRefusal(error)) throw error;
-      state.services.metrics.refusals++;
+      state.refused(error);
       // The statement of that name, if any, stays what the server holds: the Parse sent instead fails.
       const change = state.statements.change(parse.name, undefined, state.batch, { doomed: true, failureClears });
       state.queue.push({ kind: 'parse', refusal: error.toErrorResponse(), settle: (outcome) => state.statements.settle(change, outcome) });
@@ -201,7 +201,7 @@ export class FrontendPolicy {
 
   private refuseBind(bind: ReturnType<typeof readBind>, refusal: PolicyRefusal, planned?: PendingChange<PortalInfo>): MessageVerdict {
     const state = this.state;
-    state.services.metrics.refusals++;
+    state.refused(refusal);
     if (planned !== undefined) state.portals.settle(planned, 'skipped');
     // A portal of that name, if any, stays what the server holds: the Bind sent instead fails.
     const change = state.portals.change(bind.portal, undefined, state.batch, { doomed: true });
@@ -260,8 +260,8 @@ export class FrontendPolicy {
   }
 
   private refuseFunctionCall(): MessageVerdict {
-    this.state.services.metrics.refusals++;
     const refusal = unsupportedRefusal('pgveil refused the message: the FunctionCall protocol message is not relayed for sessions with column policies; call the function with SELECT');
+    this.state.refused(refusal);
     this.state.queue.push({ kind: 'function', refusal: refusal.toErrorResponse(), domain: this.state.searchPath.queryDomain() });
     return failingFunctionCall();
   }
@@ -305,7 +305,7 @@ export class FrontendPolicy {
 
   /** Fails the COPY upstream; the server's error is replaced by pgveil's. */
   private failCopy(refusal: PolicyRefusal): MessageVerdict {
-    this.state.services.metrics.refusals++;
+    this.state.refused(refusal);
     const head = this.state.queue.first;
     if (head !== undefined) head.refusal = refusal.toErrorResponse();
     return copyFailMessage('pgveil refused the COPY data');

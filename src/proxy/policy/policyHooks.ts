@@ -4,6 +4,7 @@
  * hooks. Pass `hooks: policyHooks.factory` in the proxy options.
  */
 import type { Logger } from 'pino';
+import { NO_AUDIT, type AuditLog } from '../../audit/index.js';
 import type { PolicySet, PolicyStore } from '../../policy/index.js';
 import type { Engine } from '../../engine/engineTypes.js';
 import type { UpstreamOptions } from '../proxyOptions.js';
@@ -27,6 +28,8 @@ export interface PolicyHooksOptions {
   readonly logger: Logger;
   /** Reads a database's catalog (default: over `upstream`). */
   readonly catalogLoader?: CatalogLoader;
+  /** Where reveals and refusals are recorded; nowhere by default. */
+  readonly audit?: AuditLog;
 }
 
 export interface PolicyHooks {
@@ -56,6 +59,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     analysisCache: new SqlAnalysisCache(),
     metrics,
     logger: options.logger,
+    audit: options.audit ?? NO_AUDIT,
     policyGeneration: () => generation,
     columnPolicies(snapshot, set) {
       const known = resolvers.get(snapshot);
@@ -66,7 +70,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     },
   };
   const factory: SessionHooksFactory = (context) => {
-    const state = new PolicySessionState(services, context.account.roles, context.upstreamDatabase, {
+    const state = new PolicySessionState(services, context.account, context.upstreamDatabase, {
       loginUser: context.upstreamUser ?? options.upstream.user,
       ...(context.startupParameters === undefined ? {} : { startupParameters: context.startupParameters }),
       ...(context.serverParameters.has('search_path') ? { reportedPath: context.serverParameters.get('search_path') } : {}),

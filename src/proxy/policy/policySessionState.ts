@@ -3,6 +3,9 @@
  * directions, plus the proxy-wide services they use.
  */
 import type { Logger } from 'pino';
+import type { AuditLog } from '../../audit/index.js';
+import type { AuthenticatedAccount } from '../../auth/index.js';
+import type { PolicyRefusal } from './policyRefusal.js';
 import type { PolicySet, PolicyStore } from '../../policy/index.js';
 import type { Engine } from '../../engine/engineTypes.js';
 import type { SqlAnalysisCache } from '../sql/index.js';
@@ -41,6 +44,7 @@ export interface PolicyServices {
   readonly analysisCache: SqlAnalysisCache;
   readonly metrics: PolicyMetrics;
   readonly logger: Logger;
+  readonly audit: AuditLog;
   /** Bumped on each policy reload (part of the analysis cache key). */
   policyGeneration(): number;
   /** The resolver of one (snapshot, policy set) pair, shared by the sessions that use it. */
@@ -90,8 +94,14 @@ export class PolicySessionState {
 
   private rightsOf: { readonly set: PolicySet; readonly rights: SessionRights } | undefined;
 
-  constructor(readonly services: PolicyServices, private readonly roles: readonly string[], database: string, private readonly login: SessionLogin = {}) {
-    this.actions = new ReadActions(roles);
+  /** Numbers this process's sessions, for the audit log. */
+  private static sessions = 0;
+  readonly session = ++PolicySessionState.sessions;
+  private readonly roles: readonly string[];
+
+  constructor(readonly services: PolicyServices, readonly account: AuthenticatedAccount, database: string, private readonly login: SessionLogin = {}) {
+    this.roles = account.roles;
+    this.actions = new ReadActions(account.roles);
     this.catalog = services.catalogs.of(database);
     this.searchPath = new SessionSearchPath(initialPathSettings(login.startupParameters, login.reportedPath), login.reportedPath);
     this.readsBeforeLogin = this.catalog.readsStarted;
@@ -164,6 +174,17 @@ export class PolicySessionState {
       actions: this.actions,
       dateStyle: this.settings.dateStyle,
     };
+  }
+
+  /** Counts and records a refusal pgveil answers in the server's place. */
+  refused(refusal: PolicyRefusal): void {
+    this.services.metrics.refusals++;
+    this.services.audit.record({ event: 'proxy.refused', account: this.account.email, session: this.session, sqlstate: refusal.sqlState, reason: refusal.message });
+  }
+
+  /** Records plaintext of `columns` in `rows` rows about to be sent (before they are). */
+  revealed(columns: readonly string[], rows: number): void {
+    this.services.audit.record({ event: 'proxy.reveal', account: this.account.email, roles: this.roles, session: this.session, columns, rows });
   }
 
   /** What the statement rules let this session do under the policies in force. */

@@ -4,6 +4,7 @@
  * The password travels in cleartext, so it is asked for only over TLS (or from loopback when allowed).
  */
 import type { Duplex } from 'node:stream';
+import { auditedAccountName, NO_AUDIT, type AuditLog } from '../../audit/index.js';
 import type { AccountAuthenticator, AuthenticatedAccount } from '../../auth/accountAuthenticator.js';
 import { authenticationCleartextPassword } from '../protocol/backendMessages.js';
 import type { HandshakeReader } from '../protocol/handshakeReader.js';
@@ -17,6 +18,7 @@ export async function authenticateClient(
   authenticator: AccountAuthenticator,
   /** The peer address, for the authenticator's per-client rate limit. */
   clientAddress: string | undefined,
+  audit: AuditLog = NO_AUDIT,
 ): Promise<AuthenticatedAccount> {
   socket.write(authenticationCleartextPassword());
   const message = await reader.readMessage();
@@ -26,8 +28,11 @@ export async function authenticateClient(
   const end = message.body.indexOf(0);
   const secret = message.body.toString('utf8', 0, end < 0 ? message.body.length : end);
   const failed = new SessionFatal('28P01', `password authentication failed for user "${user}"`);
-  if (secret.length === 0) throw failed;
-  const account = await authenticator.authenticateDbUser(user, secret, clientAddress);
-  if (!account) throw failed;
+  const account = secret.length === 0 ? null : await authenticator.authenticateDbUser(user, secret, clientAddress);
+  if (!account) {
+    audit.record({ event: 'login', door: 'proxy', account: auditedAccountName(user), client: clientAddress, outcome: 'failed' });
+    throw failed;
+  }
+  audit.record({ event: 'login', door: 'proxy', account: account.email, client: clientAddress, outcome: 'ok' });
   return account;
 }

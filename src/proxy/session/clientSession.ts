@@ -109,7 +109,7 @@ export class ClientSession {
       if (!encrypted && !(options.allowCleartextFromLoopback && isLoopback(this.socket.remoteAddress))) {
         throw new SessionFatal('28000', 'pgveil asks for the password only over TLS', { hint: 'Connect with sslmode=require.' });
       }
-      const account = await authenticateClient(client, reader, user, options.authenticator, this.socket.remoteAddress);
+      const account = await authenticateClient(client, reader, user, options.authenticator, this.socket.remoteAddress, options.audit);
       const clientDatabase = parameters.get('database') || user;
       const upstreamDatabase = mapDatabase(options, clientDatabase);
       if (upstreamDatabase === null) throw new SessionFatal('3D000', `database "${clientDatabase}" does not exist`);

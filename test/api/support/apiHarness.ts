@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { ApiAuthoriser } from '../../../src/api/authorisation.js';
+import type { AuditLog } from '../../../src/audit/index.js';
 import { startApiServer, type RunningApi } from '../../../src/api/server.js';
 import { AccountStore } from '../../../src/auth/accountStore.js';
 import { generateApiKey, hashApiKey } from '../../../src/auth/apiKey.js';
@@ -64,6 +65,7 @@ export interface HarnessOptions {
   logLines?: string[];
   /** The API's authorisation; by default the configuration's grants alone. */
   authoriser?: ApiAuthoriser;
+  audit?: AuditLog;
 }
 
 export interface Harness {
@@ -89,7 +91,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       write(chunk: Buffer, _enc, cb) { lines.push(chunk.toString('utf8')); cb(); },
     }));
   }
-  const api = await startApiServer({ config, engine, auth, ...(logger ? { logger } : {}), ...(opts.authoriser ? { authoriser: opts.authoriser } : {}) });
+  const api = await startApiServer({ config, engine, auth, ...(logger ? { logger } : {}), ...(opts.authoriser ? { authoriser: opts.authoriser } : {}), ...(opts.audit ? { audit: opts.audit } : {}) });
   return { api, url: api.url, store, clock, close: () => api.close() };
 }
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
+import type { AuditLog } from '../../../src/audit/index.js';
 import { createAccountAuthenticator } from '../../../src/auth/accountAuthenticator.js';
 import { generateApiKey, hashApiKey } from '../../../src/auth/apiKey.js';
 import { hashPassword } from '../../../src/auth/passwordHash.js';
@@ -79,7 +80,7 @@ async function connected(config: pg.ClientConfig): Promise<pg.Client> {
   return client;
 }
 
-export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = POLICIES_YAML): Promise<PolicyHarness> {
+export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = POLICIES_YAML, extra: { audit?: AuditLog } = {}): Promise<PolicyHarness> {
   const database = await startTestPostgres();
   const setup = new pg.Client({ connectionString: database.url });
   await setup.connect();
@@ -95,7 +96,7 @@ export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = 
     host: database.host, port: database.port, user: database.user, password: database.password,
     database: database.database, sslmode: 'disable' as const,
   };
-  const hooks = await createPolicyHooks({ policies: store, engine, upstream, logger });
+  const hooks = await createPolicyHooks({ policies: store, engine, upstream, logger, ...extra });
   const accounts = await Promise.all([APP, SUPPORT, ANALYST].map(async (account) => ({
     email: account.email,
     passwordHash: await hashPassword(account.password, 4),
@@ -110,7 +111,7 @@ export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = 
   });
   const proxy = await startProxy({
     host: '127.0.0.1', port: 0, tls: { mode: 'disable' }, allowCleartextFromLoopback: true,
-    maxClientConnections: 50, idleTimeoutSeconds: 0, upstream, databases: {}, authenticator, logger,
+    maxClientConnections: 50, idleTimeoutSeconds: 0, upstream, databases: {}, authenticator, logger, ...extra,
     hooks: hooks.factory,
   });
   const via = (account: TestAccount, extra: pg.ClientConfig = {}): pg.ClientConfig => ({

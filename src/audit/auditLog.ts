@@ -1,0 +1,56 @@
+/**
+ * The audit log: who saw plaintext, who was refused, who logged in — one JSON line per event, on
+ * a destination of its own, never a value, a token or a password. Lines are written synchronously,
+ * so an event is on its way to the file or stdout before the response that reveals the plaintext
+ * leaves pgveil.
+ */
+import pino, { type Logger } from 'pino';
+
+export type AuditEvent =
+  /** POST /api/<kind> with operation unprotect (tokenise or fpe): plaintext handed out. */
+  | { readonly event: 'api.unprotect'; readonly account: string; readonly kind: string; readonly scope: string; readonly method: string; readonly count: number }
+  /** A protection call refused for a right the account's roles lack (403). */
+  | { readonly event: 'api.refused'; readonly account: string; readonly kind: string; readonly scope: string; readonly method: string; readonly operation: string }
+  /** A batch of result rows (at most 2 048) with plaintext of these columns, about to be sent. */
+  | { readonly event: 'proxy.reveal'; readonly account: string; readonly roles: readonly string[]; readonly session: number; readonly columns: readonly string[]; readonly rows: number }
+  /** A statement, Bind or COPY the proxy refused; `reason` names the rule and columns, never a value. */
+  | { readonly event: 'proxy.refused'; readonly account: string; readonly session: number; readonly sqlstate: string; readonly reason: string }
+  /** A login through the API or the proxy. */
+  | { readonly event: 'login'; readonly door: 'api' | 'proxy'; readonly account: string; readonly client: string | undefined; readonly outcome: 'ok' | 'failed' | 'rate_limited' };
+
+/** A failed login's email as typed, unless it does not look like one (a password pasted in the wrong field). */
+export function auditedAccountName(email: unknown): string {
+  return typeof email === 'string' && /^[^\s@]{1,64}@[^\s@]{1,190}$/.test(email.trim()) ? email.trim().toLowerCase() : '(not an email address)';
+}
+
+export interface AuditLog {
+  record(event: AuditEvent): void;
+  /** Events recorded so far, by name (for /metrics). */
+  readonly counts?: ReadonlyMap<string, number>;
+}
+
+/** Records nothing (tests, and `audit.destination: off`). */
+export const NO_AUDIT: AuditLog = { record: () => undefined };
+
+export type AuditDestination = { readonly kind: 'stdout' } | { readonly kind: 'file'; readonly path: string } | { readonly kind: 'off' };
+
+export interface AuditCounters {
+  /** Events by name, for /metrics. */
+  readonly counts: ReadonlyMap<string, number>;
+}
+
+export function createAuditLog(destination: AuditDestination): AuditLog & AuditCounters {
+  const counts = new Map<string, number>();
+  let logger: Logger | undefined;
+  if (destination.kind !== 'off') {
+    const stream = pino.destination({ dest: destination.kind === 'stdout' ? 1 : destination.path, sync: true, mkdir: true });
+    logger = pino({ base: { audit: true }, messageKey: 'msg', timestamp: pino.stdTimeFunctions.isoTime }, stream);
+  }
+  return {
+    counts,
+    record(event) {
+      counts.set(event.event, (counts.get(event.event) ?? 0) + 1);
+      logger?.info(event);
+    },
+  };
+}
