@@ -10,7 +10,8 @@ export interface AuthenticatedAccount {
 export interface AccountAuthenticator {
   /**
    * `secret` is either an unexpired svc_token of that account or the account's password (checked
-   * like a login, under the same rate limit). Null when wrong, expired, disabled or unknown.
+   * like a login, under the same rate limit). Null when wrong, expired, disabled or unknown; throws
+   * AuthError `rate_limited` when this account has failed too often from this client.
    * `client` (e.g. the peer address) feeds the per-client rate limit when given.
    */
   authenticateDbUser(email: string, secret: string, client?: string): Promise<AuthenticatedAccount | null>;

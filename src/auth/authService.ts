@@ -80,7 +80,7 @@ export class AuthService implements AccountAuthenticator {
       this.limiter.recordFailure(key, client);
       throw unauthorized('invalid email or password');
     }
-    this.limiter.recordSuccess(key);
+    this.limiter.recordSuccess(key, client);
     return account;
   }
 
@@ -125,7 +125,9 @@ export class AuthService implements AccountAuthenticator {
     try {
       const checked = await this.checkPassword(email, secret, client);
       return { email: checked.email, roles: [...checked.roles] };
-    } catch {
+    } catch (error) {
+      // Throttled: the proxy says so rather than claim a wrong password.
+      if (error instanceof AuthError && error.failure === 'rate_limited') throw error;
       return null;
     }
   }

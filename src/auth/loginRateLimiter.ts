@@ -4,34 +4,49 @@ import type { Clock } from './clock.js';
 interface Window {
   failures: number;
   resetsAt: number;
+  /** How many times this key was locked in a row: each lock lasts twice the one before. */
+  strikes: number;
 }
 
 export type RateDecision = { limited: false } | { limited: true; retryAfterSeconds: number };
 
 /** Keeps memory bounded whatever number of emails or addresses an attacker tries. */
 const MAX_TRACKED = 100_000;
+/** The longest a key stays locked, however often it was locked before. */
+const MAX_LOCK_MS = 24 * 3600 * 1000;
 
 /**
- * Counts failed logins per account and per client address in fixed windows. Once a count reaches
- * its limit, further attempts are refused (429) without checking the password, until the window
- * ends. Per instance: with N instances an attacker gets at most N times the budget.
+ * Counts failed logins per (account, client address) and per client address, in windows. Once a
+ * count reaches its limit, further attempts from there are refused (429, or the proxy's "too many
+ * failed logins") without checking the password, for a lock that doubles each time the same key is
+ * locked again (backoff). An account is never locked for everyone: the right password from another
+ * address still works, so wrong guesses cannot deny service to its owner. Per instance: with N
+ * instances an attacker gets at most N times the budget.
  */
 export class LoginRateLimiter {
   private readonly windows = new Map<string, Window>();
 
   constructor(private readonly settings: LoginRateLimit, private readonly clock: Clock) {}
 
-  private current(key: string, now: number): Window | undefined {
+  private current(key: string, max: number, now: number): Window | undefined {
     const w = this.windows.get(key);
-    if (w && w.resetsAt <= now) {
-      this.windows.delete(key);
-      return undefined;
+    if (w === undefined || w.resetsAt > now) return w;
+    if (w.failures >= max && now - w.resetsAt < this.lockMs(w.strikes)) {
+      // A lock just ended: a fresh count, but the next lock lasts longer.
+      w.failures = 0;
+      w.resetsAt = now + this.settings.windowSeconds * 1000;
+      return w;
     }
-    return w;
+    this.windows.delete(key);
+    return undefined;
+  }
+
+  private lockMs(strikes: number): number {
+    return Math.min(MAX_LOCK_MS, this.settings.windowSeconds * 1000 * 2 ** Math.max(0, strikes - 1));
   }
 
   private keys(account: string, client: string | undefined): [string, number][] {
-    const out: [string, number][] = [[`a:${account}`, this.settings.maxFailuresPerAccount]];
+    const out: [string, number][] = [[`a:${account}\u0000${client ?? ''}`, this.settings.maxFailuresPerAccount]];
     if (client !== undefined) out.push([`c:${client}`, this.settings.maxFailuresPerClient]);
     return out;
   }
@@ -40,7 +55,7 @@ export class LoginRateLimiter {
     const now = this.clock();
     let retryAt = 0;
     for (const [key, max] of this.keys(account, client)) {
-      const w = this.current(key, now);
+      const w = this.current(key, max, now);
       if (w && w.failures >= max) retryAt = Math.max(retryAt, w.resetsAt);
     }
     if (retryAt === 0) return { limited: false };
@@ -50,20 +65,27 @@ export class LoginRateLimiter {
   recordFailure(account: string, client?: string): void {
     const now = this.clock();
     if (this.windows.size >= MAX_TRACKED) this.prune(now);
-    for (const [key] of this.keys(account, client)) {
-      const w = this.current(key, now);
-      if (w) w.failures++;
-      else this.windows.set(key, { failures: 1, resetsAt: now + this.settings.windowSeconds * 1000 });
+    for (const [key, max] of this.keys(account, client)) {
+      let w = this.current(key, max, now);
+      if (w === undefined) {
+        w = { failures: 0, resetsAt: now + this.settings.windowSeconds * 1000, strikes: 0 };
+        this.windows.set(key, w);
+      }
+      w.failures++;
+      if (w.failures === max) {
+        w.strikes++;
+        w.resetsAt = now + this.lockMs(w.strikes);
+      }
     }
   }
 
-  /** A correct password clears the account's count (not the address's). */
-  recordSuccess(account: string): void {
-    this.windows.delete(`a:${account}`);
+  /** A correct password clears the count of that account from that address (not the address's own). */
+  recordSuccess(account: string, client?: string): void {
+    this.windows.delete(this.keys(account, client)[0]?.[0] ?? '');
   }
 
   private prune(now: number): void {
-    for (const [key, w] of this.windows) if (w.resetsAt <= now) this.windows.delete(key);
+    for (const [key, w] of this.windows) if (w.resetsAt + this.lockMs(w.strikes) <= now) this.windows.delete(key);
     // Still full: drop the oldest entries (Map keeps insertion order).
     for (const key of this.windows.keys()) {
       if (this.windows.size < MAX_TRACKED * 0.9) break;

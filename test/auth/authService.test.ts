@@ -72,24 +72,27 @@ describe('AccountAuthenticator (the proxy view)', () => {
 
   it('accepts the account password, under the login rate limit', async () => {
     await expect(auth.authenticateDbUser('ALICE@example.com', 'alice-pw')).resolves.toEqual({ email: alice.email, roles: ['analyst'] });
-    await expect(auth.authenticateDbUser(alice.email, 'wrong')).resolves.toBeNull();
-    await expect(auth.authenticateDbUser(alice.email, 'wrong')).resolves.toBeNull();
-    await expect(auth.authenticateDbUser(alice.email, 'alice-pw')).resolves.toBeNull(); // limited
+    await expect(auth.authenticateDbUser(alice.email, 'wrong', '10.0.0.1')).resolves.toBeNull();
+    await expect(auth.authenticateDbUser(alice.email, 'wrong', '10.0.0.1')).resolves.toBeNull();
+    // Throttled from that address: said as such, not as a wrong password…
+    await expect(auth.authenticateDbUser(alice.email, 'alice-pw', '10.0.0.1')).rejects.toMatchObject({ failure: 'rate_limited' });
+    // …while the owner, from another address, still gets in.
+    await expect(auth.authenticateDbUser(alice.email, 'alice-pw', '10.0.0.2')).resolves.toEqual({ email: alice.email, roles: ['analyst'] });
   });
 
   it('refuses disabled and removed accounts, token or password', async () => {
     const { svcToken } = await (auth as AuthService).login(alice.email, 'alice-pw');
     store.replaceAll([{ ...alice, enabled: false }]);
-    await expect(auth.authenticateDbUser(alice.email, svcToken)).resolves.toBeNull();
-    await expect(auth.authenticateDbUser(alice.email, 'alice-pw')).resolves.toBeNull();
+    await expect(auth.authenticateDbUser(alice.email, svcToken, '10.0.0.1')).resolves.toBeNull();
+    await expect(auth.authenticateDbUser(alice.email, 'alice-pw', '10.0.0.2')).resolves.toBeNull();
     store.replaceAll([]);
-    await expect(auth.authenticateDbUser(alice.email, svcToken)).resolves.toBeNull();
+    await expect(auth.authenticateDbUser(alice.email, svcToken, '10.0.0.3')).resolves.toBeNull();
   });
 
   it('counts a forged token as a failed attempt', async () => {
     const forged = `svc1.1.${'A'.repeat(22)}.${Math.floor(now / 1000) + 3600}.${'B'.repeat(43)}`;
     await expect(auth.authenticateDbUser(alice.email, forged)).resolves.toBeNull();
     await expect(auth.authenticateDbUser(alice.email, forged)).resolves.toBeNull();
-    await expect(auth.authenticateDbUser(alice.email, 'alice-pw')).resolves.toBeNull();
+    await expect(auth.authenticateDbUser(alice.email, 'alice-pw')).rejects.toMatchObject({ failure: 'rate_limited' });
   });
 });

@@ -1,25 +1,42 @@
 import { expect, it } from 'vitest';
 import { LoginRateLimiter } from '../../src/auth/loginRateLimiter.js';
 
-it('limits per account and per client in fixed windows', () => {
+it('limits per (account, address) and per address, never an account for everyone', () => {
   let now = 0;
   const limiter = new LoginRateLimiter({ maxFailuresPerAccount: 2, maxFailuresPerClient: 3, windowSeconds: 10 }, () => now);
   limiter.recordFailure('a', '1.1.1.1');
   expect(limiter.check('a', '1.1.1.1')).toEqual({ limited: false });
   now = 4000;
   limiter.recordFailure('a', '1.1.1.1');
-  expect(limiter.check('a', '2.2.2.2')).toEqual({ limited: true, retryAfterSeconds: 6 });
+  expect(limiter.check('a', '1.1.1.1')).toEqual({ limited: true, retryAfterSeconds: 10 });
+  // The same account from elsewhere is not locked: guesses cannot lock its owner out.
+  expect(limiter.check('a', '2.2.2.2')).toEqual({ limited: false });
+  // One address trying many accounts (spraying) hits its own cap.
   limiter.recordFailure('b', '1.1.1.1');
   expect(limiter.check('c', '1.1.1.1')).toMatchObject({ limited: true });
   expect(limiter.check('c', '3.3.3.3')).toEqual({ limited: false });
+  now = 14_000;
+  expect(limiter.check('a', '1.1.1.1')).toEqual({ limited: false });
+});
+
+it('backs off: each new lock of the same account and address lasts twice the one before', () => {
+  let now = 0;
+  const limiter = new LoginRateLimiter({ maxFailuresPerAccount: 1, maxFailuresPerClient: 1000, windowSeconds: 10 }, () => now);
+  limiter.recordFailure('a', '1.1.1.1');
+  expect(limiter.check('a', '1.1.1.1')).toEqual({ limited: true, retryAfterSeconds: 10 });
   now = 10_000;
   expect(limiter.check('a', '1.1.1.1')).toEqual({ limited: false });
+  limiter.recordFailure('a', '1.1.1.1');
+  expect(limiter.check('a', '1.1.1.1')).toEqual({ limited: true, retryAfterSeconds: 20 });
+  now = 30_000;
+  limiter.recordFailure('a', '1.1.1.1');
+  expect(limiter.check('a', '1.1.1.1')).toEqual({ limited: true, retryAfterSeconds: 40 });
 });
 
 it('clears the account count on success', () => {
   const limiter = new LoginRateLimiter({ maxFailuresPerAccount: 1, maxFailuresPerClient: 100, windowSeconds: 10 }, () => 0);
-  limiter.recordFailure('a');
-  expect(limiter.check('a').limited).toBe(true);
-  limiter.recordSuccess('a');
-  expect(limiter.check('a').limited).toBe(false);
+  limiter.recordFailure('a', '1.1.1.1');
+  expect(limiter.check('a', '1.1.1.1').limited).toBe(true);
+  limiter.recordSuccess('a', '1.1.1.1');
+  expect(limiter.check('a', '1.1.1.1').limited).toBe(false);
 });

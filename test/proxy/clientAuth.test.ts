@@ -7,6 +7,10 @@ import { HandshakeReader } from '../../src/proxy/protocol/handshakeReader.js';
 import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { connected, connectError, startTestProxy, viaProxy } from './support/proxyHarness.js';
+import { createAccountAuthenticator } from '../../src/auth/accountAuthenticator.js';
+import { generateApiKey, hashApiKey } from '../../src/auth/apiKey.js';
+import { hashPassword } from '../../src/auth/passwordHash.js';
+import { Keyring } from '../../src/keys/keyring.js';
 import { ADMIN, ANALYST, accountService, svcTokenFor } from './support/testAccounts.js';
 
 let database: TestPostgres;
@@ -63,6 +67,23 @@ describe('accounts', () => {
       expect(error.code).toBe('28P01');
       expect(error.message).toBe(`password authentication failed for user "${config.user}"`);
     }
+  });
+
+  it('after too many failures from one address, says so (28000) instead of claiming a wrong password', async () => {
+    const accounts = await Promise.all([ANALYST].map(async (account) => ({
+      email: account.email, passwordHash: await hashPassword(account.password, 4), apiKeyHash: hashApiKey(generateApiKey()), roles: account.roles, enabled: true,
+    })));
+    const throttled = await anotherProxy({
+      authenticator: createAccountAuthenticator({
+        accounts, keyring: new Keyring([{ version: 1, key: Buffer.alloc(32, 7) }]),
+        loginRateLimit: { maxFailuresPerAccount: 2, maxFailuresPerClient: 100, windowSeconds: 60 },
+      }),
+    });
+    for (let i = 0; i < 2; i++) expect((await connectError(viaProxy(throttled, { password: 'wrong' }))).code).toBe('28P01');
+    const error = await connectError(viaProxy(throttled));
+    expect(error.code).toBe('28000');
+    expect(error.message).toMatch(/^too many failed logins for "analyst@example.com" from this address; retry in \d+ s$/);
+    expect(error.message).not.toContain(ANALYST.password);
   });
 
   it('refuses an expired svc_token with 28P01', async () => {

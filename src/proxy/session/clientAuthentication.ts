@@ -6,6 +6,7 @@
 import type { Duplex } from 'node:stream';
 import { auditedAccountName, NO_AUDIT, type AuditLog } from '../../audit/index.js';
 import type { AccountAuthenticator, AuthenticatedAccount } from '../../auth/accountAuthenticator.js';
+import { AuthError } from '../../auth/authErrors.js';
 import { authenticationCleartextPassword } from '../protocol/backendMessages.js';
 import type { HandshakeReader } from '../protocol/handshakeReader.js';
 import { ProtocolViolation } from '../protocol/startupPacket.js';
@@ -28,7 +29,16 @@ export async function authenticateClient(
   const end = message.body.indexOf(0);
   const secret = message.body.toString('utf8', 0, end < 0 ? message.body.length : end);
   const failed = new SessionFatal('28P01', `password authentication failed for user "${user}"`);
-  const account = secret.length === 0 ? null : await authenticator.authenticateDbUser(user, secret, clientAddress);
+  let account: AuthenticatedAccount | null;
+  try {
+    account = secret.length === 0 ? null : await authenticator.authenticateDbUser(user, secret, clientAddress);
+  } catch (error) {
+    if (!(error instanceof AuthError) || error.failure !== 'rate_limited') throw error;
+    audit.record({ event: 'login', door: 'proxy', account: auditedAccountName(user), client: clientAddress, outcome: 'rate_limited' });
+    throw new SessionFatal('28000', `too many failed logins for "${user}" from this address; retry in ${error.retryAfterSeconds ?? 1} s`, {
+      hint: 'The limits are api.loginRateLimit in the configuration; the right password from another address still works.',
+    });
+  }
   if (!account) {
     audit.record({ event: 'login', door: 'proxy', account: auditedAccountName(user), client: clientAddress, outcome: 'failed' });
     throw failed;
