@@ -124,6 +124,10 @@ export interface ProxyConfig {
   tls: ProxyTlsConfig;
   allowCleartextFromLoopback: boolean;
   maxClientConnections: number;
+  /** Connections still logging in, counted apart from maxClientConnections (refused with 53300 past it). */
+  maxPendingLogins: number;
+  /** From accept to authenticated, in seconds. */
+  loginTimeoutSeconds: number;
   /** 0 = no idle timeout. */
   idleTimeoutSeconds: number;
   upstream: UpstreamConfig;

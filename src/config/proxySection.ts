@@ -6,7 +6,7 @@ import {
 import { ROLE_NAME } from './accountsSection.js';
 
 const PROXY_KEYS = [
-  'listen', 'tls', 'allowCleartextFromLoopback', 'maxClientConnections',
+  'listen', 'tls', 'allowCleartextFromLoopback', 'maxClientConnections', 'maxPendingLogins', 'loginTimeoutSeconds',
   'idleTimeoutSeconds', 'upstream', 'databases', 'upstreamRoles',
 ] as const;
 const LOGIN_KEYS = ['user', 'password', 'passwordEnv'] as const;
@@ -115,6 +115,8 @@ export function readProxySection(r: ConfigReader, value: unknown): ProxyConfig |
     tls: readTls(r, proxy['tls'], [...path, 'tls']),
     allowCleartextFromLoopback: r.boolean(proxy, 'allowCleartextFromLoopback', path, false),
     maxClientConnections: r.integer(proxy, 'maxClientConnections', path, DEFAULTS.maxClientConnections, 1, 1_000_000),
+    maxPendingLogins: r.integer(proxy, 'maxPendingLogins', path, 100, 1, 1_000_000),
+    loginTimeoutSeconds: r.integer(proxy, 'loginTimeoutSeconds', path, 10, 1, 3600),
     idleTimeoutSeconds: r.integer(proxy, 'idleTimeoutSeconds', path, DEFAULTS.idleTimeoutSeconds, 0, 365 * 24 * 3600),
     upstream: readUpstream(r, proxy['upstream'], [...path, 'upstream']),
     databases: readDatabases(r, proxy['databases'], [...path, 'databases']),

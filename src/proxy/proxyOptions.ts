@@ -68,10 +68,16 @@ export interface ProxyOptions {
   maxMessageBytes?: number;
   /** Connect and handshake timeout, for clients and for the upstream. Default 30 s. */
   handshakeTimeoutSeconds?: number;
+  /** From accept to authenticated: a client slower than this is closed. Default 10 s. */
+  loginTimeoutSeconds?: number;
+  /** Connections still logging in, counted apart from maxClientConnections. Default 100. */
+  maxPendingLogins?: number;
 }
 
 export const DEFAULT_MAX_MESSAGE_BYTES = POSTGRES_LARGE_MESSAGE_LIMIT;
 export const DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 30;
+export const DEFAULT_LOGIN_TIMEOUT_SECONDS = 10;
+export const DEFAULT_MAX_PENDING_LOGINS = 100;
 
 /** Resolves the client database name to the upstream one; null when it is not served. */
 export function mapDatabase(options: Pick<ProxyOptions, 'databases' | 'upstream'>, clientDatabase: string): string | null {

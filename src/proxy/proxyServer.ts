@@ -1,9 +1,12 @@
 /** The proxy's TCP listener: accepts clients, admits up to maxClientConnections, and shuts down cleanly. */
 import net from 'node:net';
 import { backendMessageLimits, frontendMessageLimits } from './protocol/messageLimits.js';
-import { DEFAULT_HANDSHAKE_TIMEOUT_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, type ProxyOptions } from './proxyOptions.js';
+import {
+  DEFAULT_HANDSHAKE_TIMEOUT_SECONDS, DEFAULT_LOGIN_TIMEOUT_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_LOGINS, type ProxyOptions,
+} from './proxyOptions.js';
 import { CancelRegistry } from './session/cancelRegistry.js';
 import { ClientSession, type SessionServices } from './session/clientSession.js';
+import { WarningThrottle } from './session/warningThrottle.js';
 import { createClientTlsContext } from './tls/clientTlsContext.js';
 import { UpstreamConnector } from './upstream/upstreamConnector.js';
 
@@ -19,6 +22,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const handshakeTimeoutMs = (options.handshakeTimeoutSeconds ?? DEFAULT_HANDSHAKE_TIMEOUT_SECONDS) * 1000;
   const sessions = new Set<ClientSession>();
   const admitted = new Set<ClientSession>();
+  const loggingIn = new Set<ClientSession>();
+  const maxPendingLogins = options.maxPendingLogins ?? DEFAULT_MAX_PENDING_LOGINS;
   const services: SessionServices = {
     options,
     logger,
@@ -28,6 +33,16 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     frontendLimits: frontendMessageLimits(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
     backendLimits: backendMessageLimits(),
     handshakeTimeoutMs,
+    loginTimeoutMs: (options.loginTimeoutSeconds ?? DEFAULT_LOGIN_TIMEOUT_SECONDS) * 1000,
+    warnings: new WarningThrottle(logger),
+    beginLogin: (session) => {
+      if (loggingIn.size >= maxPendingLogins) return false;
+      loggingIn.add(session);
+      return true;
+    },
+    endLogin: (session) => {
+      loggingIn.delete(session);
+    },
     admit: (session) => {
       if (admitted.size >= options.maxClientConnections) return false;
       admitted.add(session);
@@ -44,9 +59,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     socket.once('close', () => sessions.delete(session));
     void session.run();
   });
-  // Sessions are admitted after their startup packet; this caps the sockets held by clients still in
-  // their handshake (and cancel requests), so a flood of idle connections cannot exhaust descriptors.
-  server.maxConnections = options.maxClientConnections * 2 + 16;
+  // Sessions are admitted once authenticated, and logins are counted apart (refused with 53300 past
+  // maxPendingLogins); this hard cap on sockets, past which the kernel's connection is closed bare,
+  // leaves room for the refusals to be answered.
+  server.maxConnections = options.maxClientConnections + maxPendingLogins * 2 + 16;
   server.on('error', (error) => logger.error({ err: error }, 'proxy: listener error'));
 
   await new Promise<void>((resolve, reject) => {

@@ -82,6 +82,8 @@ export async function demoConfig(dir: string, ports: DemoPorts, logLevel: LogLev
       tls: { mode: 'allow', ...(await demoTlsPair(dir)) },
       allowCleartextFromLoopback: true,
       maxClientConnections: 100,
+      maxPendingLogins: 100,
+      loginTimeoutSeconds: 10,
       idleTimeoutSeconds: DEFAULTS.idleTimeoutSeconds,
       upstream: {
         host: DEMO_HOST, port: ports.database, user: DEMO_DB_USER, password: DEMO_PASSWORD,

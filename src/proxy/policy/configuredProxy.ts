@@ -71,6 +71,8 @@ async function proxyOptions(
     tls,
     allowCleartextFromLoopback: config.allowCleartextFromLoopback,
     maxClientConnections: config.maxClientConnections,
+    maxPendingLogins: config.maxPendingLogins,
+    loginTimeoutSeconds: config.loginTimeoutSeconds,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
     upstream: {
       host: upstream.host, port: upstream.port, user: upstream.user, sslmode: upstream.sslmode,

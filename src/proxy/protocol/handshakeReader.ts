@@ -120,7 +120,7 @@ export class HandshakeReader {
     if (this.buffer.length < headerBytes) return null;
     const length = this.buffer.readInt32BE(headerBytes - 4);
     if (length < 4 || length > this.maxMessageBytes) {
-      throw new ProtocolViolation(kind === 'startup' ? 'invalid length of startup packet' : 'invalid message length');
+      throw kind === 'startup' ? new ProtocolViolation('invalid length of startup packet', true) : new ProtocolViolation('invalid message length');
     }
     const total = headerBytes - 4 + length;
     if (this.buffer.length < total) return null;

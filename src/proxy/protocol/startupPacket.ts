@@ -9,11 +9,19 @@ export type StartupPacket =
 
 export class ProtocolViolation extends Error {
   override readonly name = 'ProtocolViolation';
+
+  /**
+   * `silent`: close without an answer, as PostgreSQL does for a first packet whose length makes no
+   * sense (an HTTP request, a Terminate, random bytes): such a peer is no PostgreSQL client.
+   */
+  constructor(message: string, readonly silent = false) {
+    super(message);
+  }
 }
 
 /** `packet` is the whole packet, its length word included. */
 export function parseStartupPacket(packet: Buffer): StartupPacket {
-  if (packet.length < 8) throw new ProtocolViolation('invalid length of startup packet');
+  if (packet.length < 8) throw new ProtocolViolation('invalid length of startup packet', true);
   const code = packet.readInt32BE(4);
   if (code === SSL_REQUEST_CODE) return { kind: 'ssl' };
   if (code === GSSENC_REQUEST_CODE) return { kind: 'gssenc' };

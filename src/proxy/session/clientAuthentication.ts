@@ -8,7 +8,7 @@ import { auditedAccountName, NO_AUDIT, type AuditLog } from '../../audit/index.j
 import type { AccountAuthenticator, AuthenticatedAccount } from '../../auth/accountAuthenticator.js';
 import { AuthError } from '../../auth/authErrors.js';
 import { authenticationCleartextPassword } from '../protocol/backendMessages.js';
-import type { HandshakeReader } from '../protocol/handshakeReader.js';
+import { ConnectionClosed, type HandshakeReader } from '../protocol/handshakeReader.js';
 import { ProtocolViolation } from '../protocol/startupPacket.js';
 import { SessionFatal } from './sessionFatal.js';
 
@@ -23,6 +23,8 @@ export async function authenticateClient(
 ): Promise<AuthenticatedAccount> {
   socket.write(authenticationCleartextPassword());
   const message = await reader.readMessage();
+  // A client that leaves instead of answering (Terminate) is not an error to report.
+  if (message.type === 'X') throw new ConnectionClosed('the client left during authentication');
   if (message.type !== 'p') {
     throw new ProtocolViolation(`expected password response, got message type ${message.type.charCodeAt(0)}`);
   }

@@ -17,6 +17,7 @@ import {
   UpstreamProtocolError, UpstreamRejected, UpstreamUnavailable, type UpstreamConnector, type UpstreamSession,
 } from '../upstream/upstreamConnector.js';
 import { cancelUpstreamQuery } from '../upstream/upstreamCancel.js';
+import type { WarningThrottle } from './warningThrottle.js';
 import { AmbiguousUpstreamLogin, upstreamLoginFor } from '../upstream/upstreamLogins.js';
 import type { UpstreamLogin } from '../proxyOptions.js';
 import type { CancelRegistry, IssuedBackendKey } from './cancelRegistry.js';
@@ -34,6 +35,13 @@ export interface SessionServices {
   frontendLimits: Uint32Array;
   backendLimits: Uint32Array;
   handshakeTimeoutMs: number;
+  /** From accept to authenticated. */
+  loginTimeoutMs: number;
+  /** Concise, rate-limited warnings about what clients send. */
+  warnings: WarningThrottle;
+  /** False when too many connections are still logging in (this one is then refused with 53300). */
+  beginLogin(session: ClientSession): boolean;
+  endLogin(session: ClientSession): void;
   /** Counts the session against maxClientConnections; false when the proxy is full. */
   admit(session: ClientSession): boolean;
   release(session: ClientSession): void;
@@ -75,7 +83,10 @@ export class ClientSession {
   }
 
   async run(): Promise<void> {
-    const timer = setTimeout(() => this.current.destroy(), this.services.handshakeTimeoutMs);
+    // Logging in is bounded in time and in number, apart from the sessions it may become: idle
+    // sockets that never authenticate cannot hold the slots of real clients.
+    const loggingIn = this.services.beginLogin(this);
+    let timer = setTimeout(() => this.current.destroy(), this.services.loginTimeoutMs);
     let upstream: UpstreamSession | null = null;
     let key: IssuedBackendKey | null = null;
     let admitted = false;
@@ -87,6 +98,8 @@ export class ClientSession {
       });
       if (negotiated.kind === 'cancel') {
         this.services.cancelRegistry.cancel(negotiated.processId, negotiated.secretKey);
+        this.services.endLogin(this);
+        clearTimeout(timer);
         this.socket.end();
         return;
       }
@@ -94,8 +107,9 @@ export class ClientSession {
       if (startup.minorVersion > 0 || startup.protocolOptions.length > 0) {
         client.write(negotiateProtocolVersion(0, startup.protocolOptions));
       }
-      admitted = this.services.admit(this);
-      if (!admitted) throw new SessionFatal('53300', 'sorry, too many clients already');
+      if (!loggingIn) {
+        throw new SessionFatal('53300', 'sorry, too many connections are logging in already', { hint: 'The limit is proxy.maxPendingLogins.' });
+      }
       const parameters = startup.parameters;
       const replication = parameters.get('replication');
       if (replication !== undefined && !NOT_REPLICATION.has(replication.toLowerCase())) {
@@ -110,6 +124,11 @@ export class ClientSession {
         throw new SessionFatal('28000', 'pgveil asks for the password only over TLS', { hint: 'Connect with sslmode=require.' });
       }
       const account = await authenticateClient(client, reader, user, options.authenticator, this.socket.remoteAddress, options.audit);
+      this.services.endLogin(this);
+      clearTimeout(timer);
+      timer = setTimeout(() => this.current.destroy(), this.services.handshakeTimeoutMs);
+      admitted = this.services.admit(this);
+      if (!admitted) throw new SessionFatal('53300', 'sorry, too many clients already', { hint: 'The limit is proxy.maxClientConnections.' });
       const clientDatabase = parameters.get('database') || user;
       const upstreamDatabase = mapDatabase(options, clientDatabase);
       if (upstreamDatabase === null) throw new SessionFatal('3D000', `database "${clientDatabase}" does not exist`);
@@ -140,6 +159,7 @@ export class ClientSession {
         backendLimits: this.services.backendLimits,
         idleTimeoutMs: options.idleTimeoutSeconds * 1000,
         logger: this.logger,
+        warnings: this.services.warnings,
         cancelUpstream,
         onClosed: () => {
           issued.release();
@@ -158,6 +178,7 @@ export class ClientSession {
       this.logger.debug({ database: clientDatabase }, 'proxy: session started');
     } catch (error) {
       clearTimeout(timer);
+      this.services.endLogin(this);
       upstream?.socket.destroy();
       key?.release();
       this.failHandshake(error);
@@ -175,9 +196,14 @@ export class ClientSession {
     const client = this.current;
     let fields: ErrorFields | null = null;
     let raw: Buffer | null = null;
+    if (error instanceof ProtocolViolation && error.silent) {
+      client.destroy();
+      return;
+    }
     if (error instanceof SessionFatal) {
       fields = error.fields;
     } else if (error instanceof ProtocolViolation) {
+      this.services.warnings.warn({ client: this.socket.remoteAddress, reason: error.message }, 'proxy: protocol violation during login');
       fields = { severity: 'FATAL', code: '08P01', message: error.message };
     } else if (error instanceof UpstreamUnavailable) {
       this.logger.warn({ reason: error.message }, 'proxy: database server unreachable');
@@ -194,7 +220,9 @@ export class ClientSession {
       this.logger.error({ reason: error.message }, 'proxy: cannot log in to the database server');
       fields = { severity: 'FATAL', code: '08001', message: 'pgveil cannot log in to the database server', detail: error.message };
     } else if (!(error instanceof ConnectionClosed)) {
-      this.logger.error({ err: error }, 'proxy: session setup failed');
+      // One line; the stack only at debug level.
+      this.logger.error({ errorName: (error as Error).name, reason: (error as Error).message }, 'proxy: session setup failed');
+      this.logger.debug({ err: error }, 'proxy: session setup failed (stack)');
       fields = { severity: 'FATAL', code: 'XX000', message: 'pgveil could not set up the session' };
     }
     const bytes = raw ?? (fields ? errorResponse(fields) : null);

@@ -5,6 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import type { WarningThrottle } from './warningThrottle.js';
 import { errorResponse, type ErrorFields } from '../protocol/backendMessages.js';
 import { terminate } from '../protocol/frontendMessages.js';
 import { DROP_MESSAGE, FORWARD, INJECT_AFTER, MessagePump, type PumpFailure, type PumpHandler } from './messagePump.js';
@@ -21,6 +22,8 @@ export interface SessionRelayOptions {
   backendLimits: Uint32Array;
   idleTimeoutMs: number;
   logger: Logger;
+  /** Concise, rate-limited warnings about malformed client messages. */
+  warnings?: WarningThrottle;
   /** Cancels the query running upstream (used when the client vanishes mid-query). */
   cancelUpstream: () => void;
   onClosed: () => void;
@@ -155,11 +158,15 @@ export class SessionRelay {
 
   private onFrontendFailure(reason: PumpFailure): void {
     if (reason.kind === 'hook-failed') {
-      this.options.logger.error({ err: reason.error }, 'proxy: frontend hook failed');
+      const error = reason.error as Error;
+      this.options.logger.error({ errorName: error.name, reason: error.message }, 'proxy: frontend hook failed');
+      this.options.logger.debug({ err: reason.error }, 'proxy: frontend hook failed (stack)');
       this.fatalAfterPendingReplies({ severity: 'FATAL', code: 'XX000', message: 'pgveil could not process a message' });
     } else if (reason.kind === 'invalid-type') {
+      this.options.warnings?.warn({ type: reason.type }, 'proxy: invalid frontend message type; closing the session');
       this.fatalAfterPendingReplies({ severity: 'FATAL', code: '08P01', message: `invalid frontend message type ${reason.type}` });
     } else {
+      this.options.warnings?.warn({ type: reason.type, length: reason.length }, 'proxy: invalid frontend message length; closing the session');
       this.fatalAfterPendingReplies({ severity: 'FATAL', code: '08P01', message: `invalid message length ${reason.length} for message type ${reason.type}` });
     }
   }
