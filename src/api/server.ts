@@ -90,7 +90,9 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   const audit = opts.audit ?? NO_AUDIT;
   metrics.auditCounts = audit.counts;
   await app.register(protectionRoutes, { engine: opts.engine, auth: opts.auth, authoriser, audit, limits: opts.config.limits, metrics });
-  await app.register(operationalRoutes, { metrics, openapi: buildOpenApiDocument(packageVersion()) });
+  await app.register(operationalRoutes, {
+    metrics, openapi: buildOpenApiDocument(packageVersion()), ...(opts.config.metricsToken === undefined ? {} : { metricsToken: opts.config.metricsToken }),
+  });
   return app;
 }
 

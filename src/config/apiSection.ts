@@ -3,7 +3,7 @@ import { ROLE_NAME } from './accountsSection.js';
 import type { ConfigReader, KeyPath } from './configReader.js';
 import { DEFAULTS, LOG_LEVELS, type ApiConfig, type ApiGrant, type AuditConfig, type LoggingConfig } from './configTypes.js';
 
-const API_KEYS = ['enabled', 'listen', 'limits', 'loginRateLimit', 'grants'] as const;
+const API_KEYS = ['enabled', 'listen', 'limits', 'loginRateLimit', 'grants', 'metricsToken'] as const;
 const GRANT_KEYS = ['roles', 'kinds', 'scopes', 'operations'] as const;
 const LISTEN_KEYS = ['host', 'port'] as const;
 const LIMIT_KEYS = ['maxElements', 'maxElementBytes', 'maxBodyBytes'] as const;
@@ -21,7 +21,10 @@ export function readApiSection(r: ConfigReader, value: unknown): ApiConfig {
   const lp: KeyPath = [...path, 'listen'];
   const lim: KeyPath = [...path, 'limits'];
   const rp: KeyPath = [...path, 'loginRateLimit'];
+  const metricsToken = r.string(api, 'metricsToken', path);
+  if (metricsToken !== undefined && metricsToken.length < 16) r.issue([...path, 'metricsToken'], 'must be at least 16 characters (generate one: openssl rand -base64 24)');
   return {
+    ...(metricsToken === undefined ? {} : { metricsToken }),
     enabled: r.boolean(api, 'enabled', path, true),
     listen: {
       host: r.string(listen, 'host', lp) ?? DEFAULTS.apiHost,

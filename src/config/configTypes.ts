@@ -45,6 +45,8 @@ export interface ApiConfig {
   loginRateLimit: LoginRateLimit;
   /** Rights granted on top of those derived from the column policies (default: none). */
   grants: ApiGrant[];
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 /** Where one master key comes from; exactly one of the two is set after validation. */

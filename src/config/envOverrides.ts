@@ -26,6 +26,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { env: 'PGVEIL_UPSTREAM_PASSWORD', path: ['proxy', 'upstream', 'password'], type: 'string', onlyIfSection: 'proxy' },
   { env: 'PGVEIL_MASTER_KEY_FILE', path: ['keys', 'masterKeyFile'], type: 'path' },
   { env: 'PGVEIL_LOG_LEVEL', path: ['logging', 'level'], type: 'string' },
+  { env: 'PGVEIL_METRICS_TOKEN', path: ['api', 'metricsToken'], type: 'string' },
 ];
 
 function asObject(value: unknown): Record<string, unknown> | undefined {

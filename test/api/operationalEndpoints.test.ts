@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KINDS } from '../../src/engine/types.js';
-import { login, makeAccount, protect, startHarness, type Harness, type Session } from './support/apiHarness.js';
+import { apiConfig, login, makeAccount, protect, startHarness, type Harness, type Session } from './support/apiHarness.js';
 
 let h: Harness;
 let s: Session;
@@ -59,5 +59,27 @@ describe('GET /openapi.json', () => {
     }
     expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['ProtectionRequest', 'ProtectionResponse', 'LoginRequest', 'LoginResponse', 'Error']));
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKey', 'jwtToken', 'svcToken']);
+  });
+});
+
+describe('GET /metrics with api.metricsToken', () => {
+  it('answers 401 without the bearer token or with a wrong one, 200 with it', async () => {
+    const token = 'metrics-token-0123456789abcdef';
+    const guarded = await startHarness({ accounts: [], config: { ...apiConfig(), metricsToken: token } });
+    try {
+      const missing = await fetch(`${guarded.url}/metrics`);
+      expect(missing.status).toBe(401);
+      const body = await missing.text();
+      expect(body).toContain('api.metricsToken');
+      expect(body).not.toContain(token);
+      expect((await fetch(`${guarded.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
+      const ok = await fetch(`${guarded.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(ok.status).toBe(200);
+      expect(await ok.text()).toContain('pgveil_http_requests_total');
+      // /healthz stays open for load balancers.
+      expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200);
+    } finally {
+      await guarded.close();
+    }
   });
 });
