@@ -51,14 +51,19 @@ function readUpstream(r: ConfigReader, value: unknown, path: KeyPath): UpstreamC
   return out;
 }
 
+/** The entries of an optional mapping; reports `what` it must be when it is something else. */
+function mappingEntries(r: ConfigReader, value: unknown, path: KeyPath, what: string): [string, unknown][] {
+  if (value === undefined || value === null) return [];
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    r.issue(path, `must be a mapping of ${what}`);
+    return [];
+  }
+  return Object.entries(value as Record<string, unknown>);
+}
+
 function readDatabases(r: ConfigReader, value: unknown, path: KeyPath): Record<string, string> {
   const out: Record<string, string> = {};
-  if (value === undefined || value === null) return out;
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    r.issue(path, 'must be a mapping of client database name to upstream database name');
-    return out;
-  }
-  for (const [name, target] of Object.entries(value as Record<string, unknown>)) {
+  for (const [name, target] of mappingEntries(r, value, path, 'client database name to upstream database name')) {
     if (typeof target !== 'string' || target === '') {
       r.issue([...path, name], 'must be the name of an upstream database');
     } else {
@@ -70,12 +75,8 @@ function readDatabases(r: ConfigReader, value: unknown, path: KeyPath): Record<s
 
 function readUpstreamRoles(r: ConfigReader, value: unknown, path: KeyPath): Record<string, UpstreamLoginConfig> {
   const out: Record<string, UpstreamLoginConfig> = {};
-  if (value === undefined || value === null) return out;
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    r.issue(path, 'must be a mapping of pgveil role to its upstream login, e.g. support: { user: pgveil_support, passwordEnv: PGVEIL_SUPPORT_PASSWORD }');
-    return out;
-  }
-  for (const [role, entry] of Object.entries(value as Record<string, unknown>)) {
+  const example = 'pgveil role to its upstream login, e.g. support: { user: pgveil_support, passwordEnv: PGVEIL_SUPPORT_PASSWORD }';
+  for (const [role, entry] of mappingEntries(r, value, path, example)) {
     const rp: KeyPath = [...path, role];
     if (!ROLE_NAME.test(role)) r.issue(rp, 'must be a role name', true);
     const login = r.map(entry, rp, LOGIN_KEYS);
