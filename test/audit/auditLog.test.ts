@@ -139,3 +139,20 @@ describe('the proxy', () => {
     for (const secret of [SSN, EMAIL, PHONE, stored?.ssn ?? '-', stored?.email ?? '-', SUPPORT.password, APP.password]) expect(text).not.toContain(secret);
   });
 });
+
+describe('refusal reasons in the audit log', () => {
+  it('keep no quoted text of the statement, even from a parser error', async () => {
+    const harness = await startPolicyHarness(undefined, undefined, { audit });
+    try {
+      const support = await harness.connect(SUPPORT);
+      await support.query(`INSERT INTO customers (ssn) VALUES ('${SSN}' '${SSN}') RETURNING nonsense!`).catch(() => undefined);
+      await support.query(`SELECT pg_read_file('/etc/${SSN}')`).catch(() => undefined);
+      await support.end();
+      const refusals = (await lines()).filter((line) => line['event'] === 'proxy.refused');
+      expect(refusals.length).toBeGreaterThan(0);
+      expect(await rawText()).not.toContain(SSN);
+    } finally {
+      await harness.stop();
+    }
+  });
+});

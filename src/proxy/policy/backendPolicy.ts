@@ -25,9 +25,17 @@ const DDL_TAG = /^(CREATE|ALTER|DROP|IMPORT|REFRESH|SECURITY LABEL)\b/;
 
 type Rewrite = (frames: Buffer[]) => Promise<Buffer[]>;
 
-/** The policy keys of the columns a plan decrypts to plaintext (masks and tokens reveal nothing). */
-function plaintextColumns(fields: readonly { readonly policy: { readonly key: string }; readonly action: string }[]): string[] {
-  return fields.filter((field) => field.action === 'unprotect').map((field) => field.policy.key);
+type RevealingFields = readonly { readonly policy: { readonly key: string }; readonly action: string }[];
+
+/** The policy keys of the columns a plan decrypts to plaintext (masks and tokens reveal nothing), once per plan. */
+const plaintextColumnsOf = new WeakMap<RevealingFields, string[]>();
+function plaintextColumns(fields: RevealingFields): string[] {
+  let columns = plaintextColumnsOf.get(fields);
+  if (columns === undefined) {
+    columns = fields.filter((field) => field.action === 'unprotect').map((field) => field.policy.key);
+    plaintextColumnsOf.set(fields, columns);
+  }
+  return columns;
 }
 
 export class BackendPolicy {

@@ -60,6 +60,14 @@ export interface CopyInState {
   failSent: boolean;
 }
 
+/**
+ * A refusal's message names rules and columns, but a parser error inside it may quote the client's
+ * text (`syntax error at or near "…"`): the audit log keeps no quoted text of the statement.
+ */
+function withoutQuotedText(message: string): string {
+  return message.replace(/ at or near "(?:[^"]|"")*"/g, ' at or near "…"').replace(/'(?:[^']|'')*'/g, "'…'");
+}
+
 export class PolicySessionState {
   readonly queue = new ReplyQueue();
   /** Named statements and portals, as the server confirmed them (see ConfirmedNames). */
@@ -179,7 +187,7 @@ export class PolicySessionState {
   /** Counts and records a refusal pgveil answers in the server's place. */
   refused(refusal: PolicyRefusal): void {
     this.services.metrics.refusals++;
-    this.services.audit.record({ event: 'proxy.refused', account: this.account.email, session: this.session, sqlstate: refusal.sqlState, reason: refusal.message });
+    this.services.audit.record({ event: 'proxy.refused', account: this.account.email, session: this.session, sqlstate: refusal.sqlState, reason: withoutQuotedText(refusal.message) });
   }
 
   /** Records plaintext of `columns` in `rows` rows about to be sent (before they are). */
