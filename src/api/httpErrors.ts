@@ -33,6 +33,7 @@ const PROTECTION_STATUS: Record<ProtectionErrorCode, number> = {
   not_reversible: 400,
   invalid_value: 422,
   domain_too_small: 422,
+  value_too_long: 413,
 };
 
 /** Fastify's own errors, with messages that never quote the request (a JSON parse error would). */

@@ -45,7 +45,9 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
   const { logger } = opts;
   const keys = await loadKeyMaterial(config, opts.env ?? process.env);
   for (const warning of keys.warnings) logger.warn(warning);
-  const engine = createEngine({ masterKey: keys.masterKey, keyVersion: keys.keyVersion, previousKeys: keys.previousKeys });
+  // The engine's own ceiling lets each front door apply its (possibly lower) bound with its own message.
+  const maxValueBytes = Math.max(config.api.limits.maxElementBytes, config.proxy?.maxProtectedValueBytes ?? 0);
+  const engine = createEngine({ masterKey: keys.masterKey, keyVersion: keys.keyVersion, previousKeys: keys.previousKeys, maxValueBytes });
   const keyring = new Keyring([{ version: keys.keyVersion, key: keys.masterKey }, ...keys.previousKeys], keys.keyVersion);
   const accounts = new AccountStore(config.accounts);
   const auth = new AuthService({ accounts, keyring, clock: opts.clock ?? systemClock, loginRateLimit: config.api.loginRateLimit });

@@ -132,6 +132,8 @@ export interface ProxyConfig {
   loginTimeoutSeconds: number;
   /** 0 = no idle timeout. */
   idleTimeoutSeconds: number;
+  /** The longest value pgveil protects on the write path, in UTF-8 bytes; longer ones are refused (54000). */
+  maxProtectedValueBytes: number;
   upstream: UpstreamConfig;
   /** Client database name → upstream database name. */
   databases: Record<string, string>;
@@ -161,6 +163,7 @@ export const DEFAULTS = {
   apiPort: 8080,
   maxElements: 10_000,
   maxElementBytes: 4096,
+  maxProtectedValueBytes: 4096,
   maxBodyBytes: 10 * 1024 * 1024,
   maxFailuresPerAccount: 5,
   maxFailuresPerClient: 20,

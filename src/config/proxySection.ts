@@ -6,7 +6,7 @@ import {
 import { ROLE_NAME } from './accountsSection.js';
 
 const PROXY_KEYS = [
-  'listen', 'tls', 'allowCleartextFromLoopback', 'maxClientConnections', 'maxPendingLogins', 'loginTimeoutSeconds',
+  'listen', 'tls', 'allowCleartextFromLoopback', 'maxClientConnections', 'maxPendingLogins', 'loginTimeoutSeconds', 'maxProtectedValueBytes',
   'idleTimeoutSeconds', 'upstream', 'databases', 'upstreamRoles',
 ] as const;
 const LOGIN_KEYS = ['user', 'password', 'passwordEnv'] as const;
@@ -118,6 +118,7 @@ export function readProxySection(r: ConfigReader, value: unknown): ProxyConfig |
     maxClientConnections: r.integer(proxy, 'maxClientConnections', path, DEFAULTS.maxClientConnections, 1, 1_000_000),
     maxPendingLogins: r.integer(proxy, 'maxPendingLogins', path, 100, 1, 1_000_000),
     loginTimeoutSeconds: r.integer(proxy, 'loginTimeoutSeconds', path, 10, 1, 3600),
+    maxProtectedValueBytes: r.integer(proxy, 'maxProtectedValueBytes', path, DEFAULTS.maxProtectedValueBytes, 16, 16 * 1024 * 1024),
     idleTimeoutSeconds: r.integer(proxy, 'idleTimeoutSeconds', path, DEFAULTS.idleTimeoutSeconds, 0, 365 * 24 * 3600),
     upstream: readUpstream(r, proxy['upstream'], [...path, 'upstream']),
     databases: readDatabases(r, proxy['databases'], [...path, 'databases']),

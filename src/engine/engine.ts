@@ -7,6 +7,8 @@ import type { KindHandler } from './kinds/kind.js';
 import { KIND_HANDLERS } from './kinds/registry.js';
 import { Tokeniser } from './methods/tokenise.js';
 import { resolveOptions } from './options.js';
+import { inSlices } from './slicedWork.js';
+import { DEFAULT_MAX_VALUE_BYTES, indexesLongerThan, maxTokenBytes } from './valueLimits.js';
 import {
   KINDS, isKind, type Kind, type ProtectionResponse, type ProtectOptions, type ResolvedOptions,
 } from './types.js';
@@ -57,9 +59,11 @@ class ProtectionEngine implements Engine {
   private readonly keyring: Keyring;
   private readonly tokeniser: Tokeniser;
   private readonly fpeCiphers = new Map<string, FpeCipher>();
+  private readonly maxValueBytes: number;
 
   constructor(config: EngineConfig) {
     const version = config.keyVersion ?? 1;
+    this.maxValueBytes = config.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
     this.keyring = new Keyring([{ version, key: config.masterKey }, ...(config.previousKeys ?? [])], version);
     this.tokeniser = new Tokeniser(this.keyring);
   }
@@ -80,25 +84,28 @@ class ProtectionEngine implements Engine {
     const opts = resolveOptions(kind, options);
     const values = requireStrings(data);
     const handler = KIND_HANDLERS[kind];
+    if (opts.method === 'passthrough') return protectResponse([...values], opts, options);
+    // Masks and redactions are cheap and linear; only the ciphers need the bound.
+    const tooLong = opts.method === 'fpe' || opts.method === 'tokenise' ? indexesLongerThan(values, this.maxValueBytes) : [];
+    if (tooLong.length) throw new ProtectionError('value_too_long', `values longer than ${this.maxValueBytes} bytes`, tooLong);
     let result: string[];
     switch (opts.method) {
-      case 'passthrough':
-        result = [...values];
-        break;
       case 'mask':
         requireValid(handler, values, opts);
-        result = values.map((v) => handler.mask(v, opts.lang));
+        result = await mapInSlices(values, (part) => part.map((v) => handler.mask(v, opts.lang)));
         break;
       case 'redact':
         requireValid(handler, values, opts);
-        result = values.map((v) => handler.redact(v, opts.lang));
+        result = await mapInSlices(values, (part) => part.map((v) => handler.redact(v, opts.lang)));
         break;
-      case 'fpe':
-        result = throwOnFailures(handler.fpe(values, 'encrypt', this.fpeCipher(kind, opts.scope), opts.lang), kind);
+      case 'fpe': {
+        const cipher = this.fpeCipher(kind, opts.scope);
+        result = throwOnFailures(await mapInSlices(values, (part) => handler.fpe(part, 'encrypt', cipher, opts.lang)), kind);
         break;
+      }
       case 'tokenise':
         requireValid(handler, values, opts);
-        result = this.tokeniser.protect(kind, values, opts.scope, opts.noise, opts.lang);
+        result = await mapInSlices(values, (part) => this.tokeniser.protect(kind, part, opts.scope, opts.noise, opts.lang));
         break;
     }
     return protectResponse(result, opts, options);
@@ -108,6 +115,11 @@ class ProtectionEngine implements Engine {
     const kind = requireKind(kindName);
     const opts = resolveOptions(kind, options);
     const values = requireStrings(data);
+    if (opts.method === 'fpe' || opts.method === 'tokenise') {
+      // Longer than any token of a value within bounds: no token of ours, and dear to try.
+      const notTokens = indexesLongerThan(values, maxTokenBytes(this.maxValueBytes));
+      if (notTokens.length) return this.unprotectWithout(kind, values, options, notTokens);
+    }
     const response: ProtectionResponse = { operation: 'unprotect', result: [] };
     switch (opts.method) {
       case 'mask':
@@ -117,7 +129,8 @@ class ProtectionEngine implements Engine {
         response.result = [...values];
         return response;
       case 'fpe': {
-        const outputs = KIND_HANDLERS[kind].fpe(values, 'decrypt', this.fpeCipher(kind, opts.scope), opts.lang);
+        const cipher = this.fpeCipher(kind, opts.scope);
+        const outputs = await mapInSlices(values, (part) => KIND_HANDLERS[kind].fpe(part, 'decrypt', cipher, opts.lang));
         const invalid: number[] = [];
         response.result = outputs.map((out, i) => {
           if (!isElementFailure(out)) return out;
@@ -128,17 +141,51 @@ class ProtectionEngine implements Engine {
         return response;
       }
       case 'tokenise': {
-        const outcome = this.tokeniser.unprotect(kind, values, opts.scope);
-        response.result = outcome.result;
-        if (outcome.invalidToken.length || outcome.invalidScope.length) {
+        const result: string[] = new Array<string>(values.length);
+        const invalidToken = new Set<number>();
+        const invalidScope = new Set<number>();
+        await inSlices(values, (start, end) => {
+          const outcome = this.tokeniser.unprotect(kind, values.slice(start, end), opts.scope);
+          outcome.result.forEach((value, i) => { result[start + i] = value; });
+          for (const i of outcome.invalidToken) invalidToken.add(start + i);
+          for (const i of outcome.invalidScope) invalidScope.add(start + i);
+        });
+        response.result = result;
+        if (invalidToken.size || invalidScope.size) {
           response.discrepancy = {};
-          if (outcome.invalidToken.length) response.discrepancy.invalid_token = outcome.invalidToken;
-          if (outcome.invalidScope.length) response.discrepancy.invalid_scope = outcome.invalidScope;
+          if (invalidToken.size) response.discrepancy.invalid_token = [...invalidToken].sort((a, b) => a - b);
+          if (invalidScope.size) response.discrepancy.invalid_scope = [...invalidScope].sort((a, b) => a - b);
         }
         return response;
       }
     }
   }
+
+  /** Unprotects all but `skipped`, which come back unchanged as invalid tokens. */
+  private async unprotectWithout(kind: Kind, values: readonly string[], options: ProtectOptions | undefined, skipped: readonly number[]): Promise<ProtectionResponse> {
+    const skip = new Set(skipped);
+    const kept: number[] = [];
+    values.forEach((_, i) => { if (!skip.has(i)) kept.push(i); });
+    const inner = kept.length ? await this.unprotect(kind, kept.map((i) => values[i] as string), options) : { operation: 'unprotect' as const, result: [] };
+    const result = [...values];
+    kept.forEach((original, i) => { result[original] = inner.result[i] as string; });
+    const invalidToken = new Set(skipped);
+    for (const i of inner.discrepancy?.invalid_token ?? []) invalidToken.add(kept[i] as number);
+    const response: ProtectionResponse = { operation: 'unprotect', result, discrepancy: { invalid_token: [...invalidToken].sort((a, b) => a - b) } };
+    const invalidScope = (inner.discrepancy?.invalid_scope ?? []).map((i) => kept[i] as number);
+    if (invalidScope.length && response.discrepancy) response.discrepancy.invalid_scope = invalidScope;
+    return response;
+  }
+}
+
+/** `transform` over `values` in slices (see inSlices), results in order. */
+async function mapInSlices<T>(values: readonly string[], transform: (part: readonly string[]) => readonly T[]): Promise<T[]> {
+  const out = new Array<T>(values.length);
+  await inSlices(values, (start, end) => {
+    const part = transform(values.slice(start, end));
+    for (let i = 0; i < part.length; i++) out[start + i] = part[i] as T;
+  });
+  return out;
 }
 
 /** Creates the protection engine. The same master key gives the same tokens everywhere. */

@@ -8,6 +8,11 @@ export interface EngineConfig {
   keyVersion?: number;
   /** Earlier master keys, kept so tokens made with them still unprotect after a rotation. */
   previousKeys?: readonly KeyVersionInput[];
+  /**
+   * The longest value tokenise and fpe accept, in UTF-8 bytes (default 4096); longer ones fail with
+   * `value_too_long`, and unprotect treats input too long to be a token of such a value as no token.
+   */
+  maxValueBytes?: number;
 }
 
 /** The protection engine: the same keys give the same tokens in every process. */

@@ -15,7 +15,8 @@ export type ProtectionErrorCode =
   | 'not_a_string'         // an element that is not a string
   | 'invalid_value'        // an element that is not of its kind
   | 'domain_too_small'     // an element whose fpe domain is too small to mean anything
-  | 'not_reversible';      // unprotect with mask or redact
+  | 'not_reversible'       // unprotect with mask or redact
+  | 'value_too_long';      // an element longer than the engine's bound (maxValueBytes)
 
 export class ProtectionError extends Error {
   override readonly name = 'ProtectionError';

@@ -99,6 +99,37 @@ export function buildPermutationTable(key: PermutationKey, size: number, tweak: 
 }
 
 /**
+ * Thrown by a cache miss once the current allowance of new tables is spent: a caller that runs a
+ * batch in slices catches it, lets the event loop turn, and runs the slice again, so no slice
+ * builds more than its allowance of tables (each up to some 20 ms) at once.
+ */
+export class TableBuildDeferred extends Error {
+  constructor() {
+    super('a permutation table build was deferred to a later turn of the event loop');
+    this.name = 'TableBuildDeferred';
+  }
+}
+
+let buildAllowance = Number.POSITIVE_INFINITY;
+let builds = 0;
+
+/** Tables built by this process so far (a slice runner compares it before and after). */
+export function permutationTableBuilds(): number {
+  return builds;
+}
+
+/** Runs `work` with at most `builds` new tables; one more miss throws TableBuildDeferred. */
+export function withTableBuildAllowance<T>(builds: number, work: () => T): T {
+  const outer = buildAllowance;
+  buildAllowance = builds;
+  try {
+    return work();
+  } finally {
+    buildAllowance = outer;
+  }
+}
+
+/**
  * Least-recently-used tables, bounded by their total entries (forward + inverse). Keyed by a
  * digest of (key, size, tweak), so ciphers with different keys can share one cache safely.
  */
@@ -118,6 +149,9 @@ export class PermutationTableCache {
       this.tables.set(seed.id, hit);
       return hit;
     }
+    if (buildAllowance <= 0) throw new TableBuildDeferred();
+    buildAllowance--;
+    builds++;
     const table = shuffle(seed, size);
     this.tables.set(seed.id, table);
     this.entries += 2 * size;

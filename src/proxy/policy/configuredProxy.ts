@@ -140,7 +140,7 @@ export async function startConfiguredProxy(options: ConfiguredProxyOptions): Pro
         onError: (error) => logger.error({ err: { message: (error as Error).message } }, 'policy reload refused; the previous policies stay in force'),
       });
       hooks = await createPolicyHooks({
-        policies: store, engine: options.engine, upstream: base.upstream, logger, ...(options.audit === undefined ? {} : { audit: options.audit }),
+        policies: store, engine: options.engine, upstream: base.upstream, logger, maxValueBytes: config.maxProtectedValueBytes, ...(options.audit === undefined ? {} : { audit: options.audit }),
       });
     }
     proxy = await startProxy(hooks === undefined ? base : { ...base, hooks: hooks.factory });

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
-import { schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
+import { forgetParsed, parseAhead, schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './confirmedNames.js';
 import { certain, preparedNameChanges, refuseExecuteOfProtectedStatement, statementForBind } from './preparedStatements.js';
 import { rewriteBind } from './bindRewriter.js';
@@ -63,6 +63,15 @@ export class FrontendPolicy {
 
   /** `domain`: the search_path failure domain of the message (SessionSearchPath). */
   private async analysed(sql: string, domain: number): Promise<RewrittenStatement> {
+    await parseAhead(sql);
+    try {
+      return await this.analysedInPlace(sql, domain);
+    } finally {
+      forgetParsed(sql);
+    }
+  }
+
+  private async analysedInPlace(sql: string, domain: number): Promise<RewrittenStatement> {
     const state = this.state;
     let policies = await state.policies();
     if (state.wantsNewerDefault(policies)) {

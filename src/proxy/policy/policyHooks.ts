@@ -15,6 +15,7 @@ import { CatalogCache } from './catalogCache.js';
 import { coalesceEngineCalls } from './coalescedEngine.js';
 import type { CatalogSnapshot } from './catalogSnapshot.js';
 import { ColumnPolicies } from './columnPolicies.js';
+import { boundValueLength, DEFAULT_MAX_PROTECTED_VALUE_BYTES } from './valueProtector.js';
 import { FrontendPolicy } from './frontendPolicy.js';
 import { createPolicyMetrics, type PolicyMetrics } from './policyMetrics.js';
 import { PolicySessionState, type PolicyServices } from './policySessionState.js';
@@ -30,6 +31,8 @@ export interface PolicyHooksOptions {
   readonly catalogLoader?: CatalogLoader;
   /** Where reveals and refusals are recorded; nowhere by default. */
   readonly audit?: AuditLog;
+  /** The longest value protected on the write path, in UTF-8 bytes (default 4096); longer ones are refused. */
+  readonly maxValueBytes?: number;
 }
 
 export interface PolicyHooks {
@@ -53,7 +56,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     catalogs.markAllStale();
   });
   const services: PolicyServices = {
-    engine: coalesceEngineCalls(options.engine),
+    engine: coalesceEngineCalls(boundValueLength(options.engine, options.maxValueBytes ?? DEFAULT_MAX_PROTECTED_VALUE_BYTES)),
     store: options.policies,
     catalogs,
     analysisCache: new SqlAnalysisCache(),

@@ -7,8 +7,34 @@ import type { ColumnPolicy } from '../../policy/index.js';
 import { maskOptions } from '../../policy/index.js';
 import type { Engine } from '../../engine/engineTypes.js';
 import { ProtectionError } from '../../engine/errors.js';
-import { valueRefusal } from './policyRefusal.js';
+import { isLongerThan } from '../../engine/valueLimits.js';
+import { PolicyRefusal, columnLabel, valueRefusal } from './policyRefusal.js';
 import type { PolicyMetrics } from './policyMetrics.js';
+
+/** The write path's bound on a protected value, in UTF-8 bytes (proxy.maxProtectedValueBytes). */
+export const DEFAULT_MAX_PROTECTED_VALUE_BYTES = 4096;
+
+/** SQLSTATE program_limit_exceeded, as PostgreSQL answers a value past one of its own limits. */
+const PROGRAM_LIMIT_EXCEEDED = '54000';
+
+/**
+ * The engine behind the proxy, refusing to protect a value longer than `maxBytes` before any
+ * work is done on it (protection costs grow faster than the value): the error names the setting.
+ */
+export function boundValueLength(engine: Engine, maxBytes: number): Engine {
+  return {
+    protect(kind, data, options) {
+      const method = options?.method ?? 'tokenise';
+      if (method !== 'tokenise' && method !== 'fpe') return engine.protect(kind, data, options);
+      const tooLong = data.flatMap((value, i) => (typeof value === 'string' && isLongerThan(value, maxBytes) ? [i] : []));
+      if (tooLong.length) {
+        return Promise.reject(new ProtectionError('value_too_long', `a value is longer than ${maxBytes} bytes, the most pgveil protects (proxy.maxProtectedValueBytes raises it)`, tooLong));
+      }
+      return engine.protect(kind, data, options);
+    },
+    unprotect: (kind, data, options) => engine.unprotect(kind, data, options),
+  };
+}
 
 /** Collects values to protect, grouped by policy, each with where its result goes. */
 export class ProtectionBatch {
@@ -50,6 +76,9 @@ export async function protectValues(engine: Engine, policy: ColumnPolicy, values
   try {
     return (await engine.protect(policy.kind, values, policy.engineOptions)).result;
   } catch (error) {
+    if (error instanceof ProtectionError && error.code === 'value_too_long') {
+      throw new PolicyRefusal(PROGRAM_LIMIT_EXCEEDED, `pgveil refused the statement: protected column ${columnLabel(policy)}: ${error.message}`);
+    }
     if (error instanceof ProtectionError && (error.code === 'invalid_value' || error.code === 'domain_too_small' || error.code === 'not_a_string')) {
       throw valueRefusal(policy, error.code === 'domain_too_small'
         ? `a value is too short to encrypt format-preserving as kind ${policy.kind}`

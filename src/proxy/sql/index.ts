@@ -3,6 +3,7 @@
  * protected column, COPY targets, and what to refuse. Call `loadSqlParser()` once at start-up.
  */
 export { loadSqlParser, isSqlParserLoaded } from './sqlParser.js';
+export { forgetParsed, parseAhead } from './parseWorker.js';
 export { analyseSql } from './sqlAnalyser.js';
 export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';
 export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceLiterals.js';

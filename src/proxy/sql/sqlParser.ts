@@ -5,6 +5,7 @@
  */
 import { loadModule, parseSync, scanSync } from 'libpg-query';
 import type { ParseResult, ScanToken } from 'libpg-query';
+import { parsedAhead } from './parseWorker.js';
 
 let loading: Promise<void> | undefined;
 let loaded = false;
@@ -36,6 +37,11 @@ export class SqlSyntaxError extends Error {
 /** Parses one text into raw statements. Locations in the tree are UTF-8 byte offsets. */
 export function parseSql(text: string): ParseResult {
   assertLoaded();
+  const ahead = parsedAhead(text);
+  if (ahead !== undefined) {
+    if ('tree' in ahead) return ahead.tree;
+    throw new SqlSyntaxError(ahead.error);
+  }
   try {
     return parseSync(text);
   } catch (error) {

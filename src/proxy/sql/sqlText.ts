@@ -1,13 +1,20 @@
 /**
  * One SQL text seen as UTF-8 bytes, which is how the parser counts locations. The byte buffer and
  * the token list are built only when a statement needs them (literal ends, raw-text scans), so
- * the common case — parameters only — never scans.
+ * the common case — parameters only — never scans. A long text's tokens come from the worker
+ * that parsed it (parseWorker), as offsets only.
  */
-import { scanSql, type SqlToken } from './sqlParser.js';
+import { CONTROL_CHARACTERS, scannedAhead } from './parseWorker.js';
+import { scanSql, SqlSyntaxError } from './sqlParser.js';
+
+interface TokenOffsets {
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+}
 
 export class SqlText {
   private bytes: Buffer | undefined;
-  private tokenList: readonly SqlToken[] | undefined;
+  private offsets: TokenOffsets | undefined;
 
   constructor(readonly text: string) {}
 
@@ -25,25 +32,34 @@ export class SqlText {
     return this.buffer.toString('utf8', start, end);
   }
 
-  get tokens(): readonly SqlToken[] {
-    // libpg-query 18's scanner emits control characters inside token text unescaped, which breaks
-    // its JSON. Blanking them keeps every offset (one byte each) and every token boundary: after a
-    // successful parse they can only sit inside strings, identifiers or comments — or be \v/\f
-    // whitespace, which a space replaces exactly.
-    this.tokenList ??= scanSql(this.text.replace(/[\u0001-\u0008\u000b\u000c\u000e-\u001f]/g, ' '));
-    return this.tokenList;
+  private get tokens(): TokenOffsets {
+    if (this.offsets !== undefined) return this.offsets;
+    const ahead = scannedAhead(this.text);
+    if (ahead !== undefined) {
+      if ('scanError' in ahead) throw new SqlSyntaxError(ahead.scanError);
+      this.offsets = ahead;
+      return ahead;
+    }
+    const tokens = scanSql(this.text.replace(CONTROL_CHARACTERS, ' '));
+    this.offsets = { starts: Int32Array.from(tokens, (token) => token.start), ends: Int32Array.from(tokens, (token) => token.end) };
+    return this.offsets;
+  }
+
+  private tokenText(index: number): string | undefined {
+    const { starts, ends } = this.tokens;
+    return index < starts.length ? this.slice(starts[index] as number, ends[index] as number) : undefined;
   }
 
   /** Index of the token starting exactly at `start`, or -1. */
   private tokenIndexAt(start: number): number {
-    const tokens = this.tokens;
+    const { starts } = this.tokens;
     let low = 0;
-    let high = tokens.length - 1;
+    let high = starts.length - 1;
     while (low <= high) {
       const middle = (low + high) >>> 1;
-      const token = tokens[middle] as SqlToken;
-      if (token.start === start) return middle;
-      if (token.start < start) low = middle + 1;
+      const at = starts[middle] as number;
+      if (at === start) return middle;
+      if (at < start) low = middle + 1;
       else high = middle - 1;
     }
     return -1;
@@ -57,13 +73,10 @@ export class SqlText {
   constantEnd(start: number): number | undefined {
     const index = this.tokenIndexAt(start);
     if (index < 0) return undefined;
-    const tokens = this.tokens;
-    const token = tokens[index] as SqlToken;
-    if (token.text === '-') return tokens[index + 1]?.end;
-    if (/^u&/i.test(token.text)) {
-      const next = tokens[index + 1];
-      if (next !== undefined && next.text.toUpperCase() === 'UESCAPE') return tokens[index + 2]?.end;
-    }
-    return token.end;
+    const { ends } = this.tokens;
+    const text = this.tokenText(index) as string;
+    if (text === '-') return ends[index + 1];
+    if (/^u&/i.test(text) && this.tokenText(index + 1)?.toUpperCase() === 'UESCAPE') return ends[index + 2];
+    return ends[index];
   }
 }
