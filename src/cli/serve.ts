@@ -53,6 +53,7 @@ export async function serveCommand(args: string[], io: CliIo): Promise<number> {
   process.off('SIGHUP', onHup);
   watcher.close();
   await services.close();
+  logger.info({ why }, 'stopped');
   logger.flush();
   return 0;
 }

@@ -81,7 +81,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     port,
     close: () => {
       closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        logger.info({ sessions: sessions.size }, 'proxy: stopping; ending every session');
+        server.close(() => {
+          logger.info('proxy: stopped');
+          resolve();
+        });
         for (const session of sessions) session.shutdown();
       });
       return closing;

@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import { generateMasterKey } from '../../src/keys/masterKey.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { captureIo, freePort, printedSecrets, waitForHttp } from './support/cliHarness.js';
 
 async function configWithAccount(): Promise<{ file: string; password: string; apiKey: string }> {
@@ -101,5 +103,84 @@ describe('pgveil serve', () => {
     expect(await exited).toBe(0);
     expect(stdout).toContain('protection API listening');
     for (const secret of [password, apiKey]) expect(stdout).not.toContain(secret);
+  });
+});
+
+describe('pgveil serve with the proxy', () => {
+  let database: TestPostgres;
+  beforeAll(async () => { database = await startTestPostgres(); });
+  afterAll(async () => database?.stop());
+
+  async function proxyConfig(proxyPort: number): Promise<{ file: string; password: string; apiKey: string }> {
+    const setup = await configWithAccount();
+    const doc = parseDocument(await readFile(setup.file, 'utf8'));
+    doc.set('proxy', doc.createNode({
+      listen: { host: '127.0.0.1', port: proxyPort },
+      tls: { mode: 'disable' },
+      allowCleartextFromLoopback: true,
+      upstream: { host: database.host, port: database.port, user: database.user, sslmode: 'disable' },
+    }));
+    await writeFile(setup.file, doc.toString());
+    return setup;
+  }
+
+  it('ends every proxy session with 57P01 on SIGINT, stops the API and says it stopped', async () => {
+    const proxyPort = await freePort();
+    const apiPort = await freePort();
+    const { file, password, apiKey } = await proxyConfig(proxyPort);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', file], {
+      env: {
+        ...process.env, PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(apiPort),
+        PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const clients: pg.Client[] = [];
+    try {
+      await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
+      const errors: { code?: string; message: string }[][] = [];
+      const ended: Promise<unknown>[] = [];
+      for (let i = 0; i < 2; i += 1) {
+        const client = new pg.Client({ host: '127.0.0.1', port: proxyPort, user: 'ops@example.com', password, database: database.database });
+        const seen: { code?: string; message: string }[] = [];
+        client.on('error', (error) => seen.push(error as { code?: string; message: string }));
+        ended.push(new Promise((resolve) => client.once('end', resolve)));
+        await client.connect();
+        expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+        clients.push(client);
+        errors.push(seen);
+      }
+      // And one still logging in: asked for its password, it has not answered yet.
+      let asked: () => void = () => undefined;
+      const askedForPassword = new Promise<void>((resolve) => { asked = resolve; });
+      const loggingIn = new pg.Client({
+        host: '127.0.0.1', port: proxyPort, user: 'ops@example.com', database: database.database,
+        password: () => { asked(); return new Promise<string>(() => undefined); },
+      });
+      loggingIn.on('error', () => undefined);
+      const refused = loggingIn.connect().then(() => undefined, (error: unknown) => error as { code?: string });
+      await askedForPassword;
+
+      child.kill('SIGINT');
+      await Promise.all(ended);
+      expect(await refused).toMatchObject({ code: '57P01' });
+      expect(await exited).toBe(0);
+      for (const seen of errors) {
+        expect(seen[0]).toMatchObject({ code: '57P01', message: 'terminating connection due to administrator command' });
+      }
+      await expect(fetch(`http://127.0.0.1:${apiPort}/healthz`)).rejects.toThrow();
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      for (const client of clients) await client.end().catch(() => undefined);
+    }
+    const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as { msg: string; why?: string });
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'stopping', why: 'SIGINT' }));
+    expect(lines.at(-1)).toMatchObject({ msg: 'stopped' });
+    for (const secret of [password, apiKey, database.password]) expect(stdout + stderr).not.toContain(secret);
   });
 });

@@ -158,6 +158,13 @@ describe('npm start: the demo', () => {
     expect(await storedCount('')).toBe(DEMO_ROW_COUNT);
     const app = await psqlTable(psqlFor(printedLines(stdout), 'app@demo.pgveil'));
     expect(app[0]?.full_name).toBe(expected[0]?.full_name); // same master key: the stored tokens still read
+
+    // A session open at Ctrl-C is told the server is going away, as PostgreSQL tells it.
+    const open = new pg.Client({ host: '127.0.0.1', port: ports.proxy, user: 'app@demo.pgveil', password: 'pgveil-demo', database: 'postgres' });
+    const errors: { code?: string }[] = [];
+    open.on('error', (error) => errors.push(error as { code?: string }));
+    await open.connect();
     await stopAndCheckNothingLeft(running, [{ code: 0, signal: null }]);
+    expect(errors[0]).toMatchObject({ code: '57P01' });
   }, 120_000);
 });

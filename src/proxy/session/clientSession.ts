@@ -69,6 +69,9 @@ function isLoopback(address: string | undefined): boolean {
 export class ClientSession {
   private current: Duplex;
   private relay: SessionRelay | null = null;
+  /** The client once its startup packet is read: from then on it understands an ErrorResponse. */
+  private started: Duplex | null = null;
+  private stopping = false;
   private ended = false;
   private readonly logger: Logger;
 
@@ -104,6 +107,7 @@ export class ClientSession {
         return;
       }
       const { socket: client, reader, startup, encrypted } = negotiated;
+      this.started = client;
       if (startup.minorVersion > 0 || startup.protocolOptions.length > 0) {
         client.write(negotiateProtocolVersion(0, startup.protocolOptions));
       }
@@ -141,7 +145,7 @@ export class ClientSession {
         throw new SessionFatal('28000', `pgveil cannot choose the upstream login of ${account.email}: ${error.message}`, { hint: 'Map the account\'s roles to one upstream login in proxy.upstreamRoles.' });
       }
       upstream = await this.services.connector.connect(upstreamDatabase, passOn, login);
-      if (this.current.destroyed) throw new ConnectionClosed('client left during the upstream login');
+      if (this.current.destroyed || this.stopping) throw new ConnectionClosed('client left during the upstream login');
       const connected = upstream;
       const timeoutMs = this.services.handshakeTimeoutMs;
       const cancelUpstream = (): void => {
@@ -188,14 +192,26 @@ export class ClientSession {
 
   /** Ends the session at proxy shutdown. */
   shutdown(): void {
-    if (this.relay) this.relay.terminate(SHUTDOWN);
-    else this.current.destroy();
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.relay) {
+      this.relay.terminate(SHUTDOWN);
+    } else if (this.started && this.started.writable && !this.started.destroyed) {
+      // Still logging in: told as PostgreSQL tells it, while the login steps unwind on their own.
+      const client = this.started;
+      client.end(errorResponse(SHUTDOWN));
+      setTimeout(() => client.destroy(), 1_000).unref();
+    } else {
+      this.current.destroy();
+    }
   }
 
   private failHandshake(error: unknown): void {
     const client = this.current;
     let fields: ErrorFields | null = null;
     let raw: Buffer | null = null;
+    // At shutdown the client has had its FATAL already (or was closed before it could read one).
+    if (this.stopping) return;
     if (error instanceof ProtocolViolation && error.silent) {
       client.destroy();
       return;
