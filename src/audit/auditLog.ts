@@ -16,7 +16,35 @@ export type AuditEvent =
   /** A statement, Bind or COPY the proxy refused; `reason` names the rule and columns, never a value. */
   | { readonly event: 'proxy.refused'; readonly account: string; readonly session: number; readonly sqlstate: string; readonly reason: string }
   /** A login through the API or the proxy. */
-  | { readonly event: 'login'; readonly door: 'api' | 'proxy'; readonly account: string; readonly client: string | undefined; readonly outcome: 'ok' | 'failed' | 'rate_limited' };
+  | { readonly event: 'login'; readonly door: 'api' | 'proxy'; readonly account: string; readonly client: string | undefined; readonly outcome: 'ok' | 'failed' | 'rate_limited' }
+  /**
+   * The column policies reloaded (file change or SIGHUP). `generation` and `digest` are those of
+   * the set in force afterwards: the new one, or on failure the previous one, which stays.
+   */
+  | { readonly event: 'policy.reload'; readonly outcome: 'ok' | 'failed'; readonly file: string; readonly generation: number; readonly digest: string; readonly columns: number }
+  /** A reloaded configuration's accounts, applied or refused (then the previous ones stay): names and counts only. */
+  | ({ readonly event: 'accounts.reload' } & (
+    | ({ readonly outcome: 'ok' } & AccountChanges)
+    | ({ readonly outcome: 'failed'; readonly reason: 'upstream_login_refused' } & AccountChanges)
+    | { readonly outcome: 'failed'; readonly reason: 'invalid_configuration' }
+  ))
+  /**
+   * A reloaded configuration names other keys than those in force (`restart_required`: they take
+   * effect at the next start), or keys that cannot be read (`failed`). Versions only.
+   */
+  | { readonly event: 'keys.reload'; readonly outcome: 'restart_required' | 'failed'; readonly keyVersion: number; readonly versions: readonly number[]; readonly requestedKeyVersion: number; readonly requestedVersions: readonly number[] };
+
+/** What a reload does to the accounts: counts, and the names (emails) of the accounts concerned. */
+export interface AccountChanges {
+  /** Accounts after the reload (or, refused, in the refused configuration). */
+  readonly total: number;
+  readonly added: number;
+  readonly removed: number;
+  /** A new password or API key hash, other roles, enabled or disabled. */
+  readonly changed: number;
+  /** The emails of the accounts added, removed or changed, sorted. */
+  readonly accounts: readonly string[];
+}
 
 /** A failed login's email as typed, unless it does not look like one (a password pasted in the wrong field). */
 export function auditedAccountName(email: unknown): string {

@@ -1,1 +1,5 @@
-export { auditedAccountName, createAuditLog, NO_AUDIT, type AuditCounters, type AuditDestination, type AuditEvent, type AuditLog } from './auditLog.js';
+export {
+  auditedAccountName, createAuditLog, NO_AUDIT,
+  type AccountChanges, type AuditCounters, type AuditDestination, type AuditEvent, type AuditLog,
+} from './auditLog.js';
+export { accountChanges, policyDigest, policyReloadAudit, type PolicyReloadAudit } from './reloadAudit.js';

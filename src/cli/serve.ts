@@ -43,6 +43,7 @@ export async function serveCommand(args: string[], io: CliIo): Promise<number> {
       // Validation messages carry locations and key paths, never values.
       const message = err instanceof ConfigError ? err.message : 'cannot reload the configuration';
       logger.error({ file }, `configuration not reloaded; the previous one stays:\n${message}`);
+      services.configRefused();
     },
   });
   const onHup = () => { void watcher.reload(); };

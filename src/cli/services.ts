@@ -1,17 +1,22 @@
 import type { Logger } from 'pino';
 import { createApiAuthoriser } from '../api/authorisation.js';
-import { createAuditLog, type AuditDestination } from '../audit/index.js';
+import { timingSafeEqual } from 'node:crypto';
+import {
+  accountChanges, createAuditLog, policyReloadAudit, type AuditDestination, type AuditLog, type PolicyReloadAudit,
+} from '../audit/index.js';
 import { startApiServer, type RunningApi } from '../api/server.js';
 import { AccountStore } from '../auth/accountStore.js';
 import { AuthService } from '../auth/authService.js';
 import { systemClock, type Clock } from '../auth/clock.js';
 import type { AccountConfig, PgveilConfig } from '../config/configTypes.js';
 import type { Env } from '../config/envOverrides.js';
-import { loadKeyMaterial } from '../config/keySource.js';
+import { ConfigError } from '../config/configError.js';
+import { loadKeyMaterial, type KeyMaterial } from '../config/keySource.js';
 import { createEngine } from '../engine/engine.js';
 import type { Engine } from '../engine/engineTypes.js';
-import { Keyring } from '../keys/keyring.js';
-import { openPolicyStore, type PolicyStore } from '../policy/index.js';
+import { Keyring, type KeyVersionInput } from '../keys/keyring.js';
+import { parseMasterKey } from '../keys/masterKey.js';
+import { openPolicyStore, type PolicyStore, type ReloadOutcome } from '../policy/index.js';
 import { startConfiguredProxy } from '../proxy/policy/configuredProxy.js';
 
 export interface ServicesOptions {
@@ -28,7 +33,47 @@ export interface RunningServices {
   api?: RunningApi;
   /** Applies a reloaded configuration's accounts (the rest needs a restart). */
   applyConfig(config: PgveilConfig): Promise<void>;
+  /** A changed configuration file did not load: nothing of it applies (recorded in the audit log). */
+  configRefused(): void;
   close(): Promise<void>;
+}
+
+/** Versions only: the audit log never holds a key or anything derived from one. */
+function versionsOf(keys: KeyMaterial): number[] {
+  return [keys.keyVersion, ...keys.previousKeys.map((key) => key.version)];
+}
+
+function sameKeys(a: KeyMaterial, b: KeyMaterial): boolean {
+  const same = (x: KeyVersionInput['key'], y: KeyVersionInput['key']): boolean => {
+    const [p, q] = [parseMasterKey(x), parseMasterKey(y)];
+    return p.length === q.length && timingSafeEqual(p, q);
+  };
+  if (a.keyVersion !== b.keyVersion || !same(a.masterKey, b.masterKey) || a.previousKeys.length !== b.previousKeys.length) return false;
+  const previous = new Map(a.previousKeys.map((key) => [key.version, key.key]));
+  return b.previousKeys.every((key) => {
+    const other = previous.get(key.version);
+    return other !== undefined && same(other, key.key);
+  });
+}
+
+/**
+ * The keys are read at start only (the engine and the session tokens derive from them): a reload
+ * that names other keys, or keys that cannot be read, is reported and leaves the keys in force.
+ */
+async function checkReloadedKeys(inForce: KeyMaterial, next: PgveilConfig, env: Env, logger: Logger, audit: AuditLog): Promise<void> {
+  const versions = { keyVersion: inForce.keyVersion, versions: versionsOf(inForce) };
+  let requested: KeyMaterial;
+  try {
+    requested = await loadKeyMaterial(next, env);
+  } catch (error) {
+    const message = error instanceof ConfigError ? error.message : 'cannot read the keys';
+    logger.error(`configuration reloaded without its keys; the keys in force stay:\n${message}`);
+    audit.record({ event: 'keys.reload', outcome: 'failed', ...versions, requestedKeyVersion: next.keys.keyVersion, requestedVersions: [next.keys.keyVersion, ...next.keys.previousKeys.map((key) => key.version)] });
+    return;
+  }
+  if (sameKeys(inForce, requested)) return;
+  logger.warn({ keyVersion: inForce.keyVersion, requestedKeyVersion: requested.keyVersion }, 'the reloaded configuration names other keys: they take effect at the next start');
+  audit.record({ event: 'keys.reload', outcome: 'restart_required', ...versions, requestedKeyVersion: requested.keyVersion, requestedVersions: versionsOf(requested) });
 }
 
 function auditDestination(config: PgveilConfig): AuditDestination {
@@ -54,6 +99,11 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
 
   const closers: (() => Promise<void>)[] = [];
   const audit = createAuditLog(auditDestination(config));
+  let policyAudit: PolicyReloadAudit | undefined;
+  const onPolicyReload = (outcome: ReloadOutcome): void => {
+    if (outcome.ok) policyAudit?.loaded(outcome.policies);
+    else policyAudit?.failed();
+  };
   let accountsInForce: readonly AccountConfig[] = config.accounts;
   let checkAccounts: (accounts: readonly AccountConfig[]) => Promise<void> = async () => undefined;
   let api: RunningApi | undefined;
@@ -62,21 +112,27 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
     let policies: PolicyStore | undefined;
     if (config.proxy) {
       const proxy = await startConfiguredProxy({
-        config: config.proxy, policiesFile: config.policies, engine, auth, logger, audit, accounts: () => accountsInForce, ...(opts.env === undefined ? {} : { env: opts.env }),
+        config: config.proxy, policiesFile: config.policies, engine, auth, logger, audit, onPolicyReload, accounts: () => accountsInForce, ...(opts.env === undefined ? {} : { env: opts.env }),
       });
       checkAccounts = (next) => proxy.checkAccounts(next);
       closers.push(() => proxy.close());
       policies = proxy.policies;
+      if (policies !== undefined) policyAudit = policyReloadAudit(audit, policies.current);
       logger.info({ port: proxy.port }, 'Postgres proxy listening');
     }
     if (config.api.enabled) {
       if (policies === undefined && config.policies !== undefined) {
         const store = await openPolicyStore({
           file: config.policies,
-          onError: (error) => logger.error({ err: { message: (error as Error).message } }, 'policy reload refused; the previous policies stay in force'),
+          onReload: (set) => onPolicyReload({ ok: true, policies: set }),
+          onError: (error) => {
+            logger.error({ err: { message: (error as Error).message } }, 'policy reload refused; the previous policies stay in force');
+            onPolicyReload({ ok: false, error });
+          },
         });
         closers.push(async () => store.close());
         policies = store;
+        policyAudit = policyReloadAudit(audit, store.current);
       }
       const store = policies;
       const authoriser = createApiAuthoriser(config.api.grants, () => store?.current);
@@ -93,15 +149,22 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
     engine,
     auth,
     async applyConfig(next) {
+      const changes = accountChanges(accountsInForce, next.accounts);
       try {
         await checkAccounts(next.accounts);
       } catch (error) {
         logger.error(`configuration not reloaded; the previous accounts stay:\n${(error as Error).message}`);
+        audit.record({ event: 'accounts.reload', outcome: 'failed', reason: 'upstream_login_refused', ...changes });
         return;
       }
       accountsInForce = next.accounts;
       accounts.replaceAll(next.accounts);
       logger.info({ accounts: next.accounts.length }, 'configuration reloaded: accounts applied');
+      audit.record({ event: 'accounts.reload', outcome: 'ok', ...changes });
+      await checkReloadedKeys(keys, next, opts.env ?? process.env, logger, audit);
+    },
+    configRefused() {
+      audit.record({ event: 'accounts.reload', outcome: 'failed', reason: 'invalid_configuration' });
     },
     async close() {
       for (const close of closers.reverse()) await close();

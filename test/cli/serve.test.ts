@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
@@ -123,6 +123,39 @@ describe('pgveil serve with the proxy', () => {
     await writeFile(setup.file, doc.toString());
     return setup;
   }
+
+  it('records policy reloads of the proxy in the audit log, with a digest and never the policies', async () => {
+    const proxyPort = await freePort();
+    const { file, password, apiKey } = await proxyConfig(proxyPort);
+    const folder = dirname(file);
+    const policies = join(folder, 'policies.yaml');
+    const column = (method: string) => `columns:\n  public.customers.ssn: { kind: ssn, method: ${method}, scope: customers, reveal: { admin: plaintext } }\n`;
+    await writeFile(policies, column('fpe'));
+    const doc = parseDocument(await readFile(file, 'utf8'));
+    doc.set('policies', 'policies.yaml');
+    doc.set('audit', doc.createNode({ destination: 'file', file: 'audit.log' }));
+    await writeFile(file, doc.toString());
+    const stop = new AbortController();
+    const io = captureIo({
+      PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(await freePort()), PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'silent',
+    }, stop.signal);
+    const running = main(['serve', '--config', file], io);
+    const reloads = async () => (await readFile(join(folder, 'audit.log'), 'utf8').catch(() => ''))
+      .split('\n').filter((line) => line.includes('"policy.reload"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    try {
+      await waitForHttp(`http://127.0.0.1:${io.env['PGVEIL_API_PORT'] ?? ''}/healthz`);
+      await writeFile(policies, column('tokenise'));
+      const deadline = Date.now() + 5000;
+      while ((await reloads()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(await reloads()).toEqual([expect.objectContaining({ outcome: 'ok', generation: 2, columns: 1, digest: expect.stringMatching(/^sha256:/) })]);
+    } finally {
+      stop.abort();
+      expect(await running).toBe(0);
+    }
+    const audit = await readFile(join(folder, 'audit.log'), 'utf8');
+    for (const secret of ['tokenise', 'customers.ssn', password, apiKey, database.password]) expect(audit).not.toContain(secret);
+    expect(io.stderr).toEqual([]);
+  });
 
   it('ends every proxy session with 57P01 on SIGINT, stops the API and says it stopped', async () => {
     const proxyPort = await freePort();

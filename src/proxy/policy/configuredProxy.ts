@@ -10,7 +10,7 @@ import type { AccountAuthenticator } from '../../auth/accountAuthenticator.js';
 import type { Engine } from '../../engine/engineTypes.js';
 import {
   connectCatalog, openPolicyStore, readUpstreamRoleFacts, upstreamPrivilegeReport,
-  type AccountLogin, type CatalogConnection, type PolicySet, type PolicyStore,
+  type AccountLogin, type CatalogConnection, type PolicySet, type PolicyStore, type ReloadOutcome,
 } from '../../policy/index.js';
 import type { AccountConfig, ProxyConfig } from '../../config/configTypes.js';
 import { upstreamLoginFor } from '../upstream/upstreamLogins.js';
@@ -31,6 +31,8 @@ export interface ConfiguredProxyOptions {
   readonly engine: Engine;
   readonly auth: AccountAuthenticator;
   readonly logger: Logger;
+  /** Told of every policy reload, put in force or refused (for the audit log). */
+  readonly onPolicyReload?: (outcome: ReloadOutcome) => void;
 }
 
 export interface ConfiguredProxy {
@@ -136,8 +138,14 @@ export async function startConfiguredProxy(options: ConfiguredProxyOptions): Pro
         file: options.policiesFile,
         ...(catalog === undefined ? {} : { catalog: catalog.query }),
         check: (set) => checkUpstreamLogins(set, options.accounts(), base, roles, logger),
-        onReload: (set) => logger.info({ columns: set.columns.length }, 'policies reloaded'),
-        onError: (error) => logger.error({ err: { message: (error as Error).message } }, 'policy reload refused; the previous policies stay in force'),
+        onReload: (set) => {
+          logger.info({ columns: set.columns.length }, 'policies reloaded');
+          options.onPolicyReload?.({ ok: true, policies: set });
+        },
+        onError: (error) => {
+          logger.error({ err: { message: (error as Error).message } }, 'policy reload refused; the previous policies stay in force');
+          options.onPolicyReload?.({ ok: false, error });
+        },
       });
       hooks = await createPolicyHooks({
         policies: store, engine: options.engine, upstream: base.upstream, logger, maxValueBytes: config.maxProtectedValueBytes, ...(options.audit === undefined ? {} : { audit: options.audit }),
