@@ -1,8 +1,11 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { isScryptHash, SCRYPT_HASH_PATTERN } from '../config/accountsSection.js';
 
-/** N = 2^15, r = 8, p = 1: 32 MiB and some 50-100 ms per check, the classic interactive-login cost. */
-export const DEFAULT_SCRYPT_LOG_N = 15;
+/**
+ * N = 2^17, r = 8, p = 1, OWASP's current minimum for scrypt: 128 MiB and a fraction of a second
+ * per check. Hashes made with other costs keep verifying: the cost is read from each hash.
+ */
+export const DEFAULT_SCRYPT_LOG_N = 17;
 const R = 8;
 const P = 1;
 const SALT_BYTES = 16;
@@ -33,6 +36,7 @@ export function parseScryptHash(phc: string): ScryptHash | null {
   return { logN: Number(m[1]), r: Number(m[2]), p: Number(m[3]), salt: Buffer.from(m[4] ?? '', 'base64'), hash: Buffer.from(m[5] ?? '', 'base64') };
 }
 
+/** scrypt's working set (128·r·(N + p + 2) bytes) plus slack; Node refuses anything above 32 MiB unless told. */
 function memoryFor(logN: number, r: number, p: number): number {
   return 128 * r * (2 ** logN + p + 2) + 1024 * 1024;
 }

@@ -73,7 +73,7 @@ export interface KeysConfig {
 export interface AccountConfig {
   /** Lower-cased, trimmed. */
   email: string;
-  /** scrypt PHC string: $scrypt$ln=15,r=8,p=1$salt$hash */
+  /** scrypt PHC string: $scrypt$ln=17,r=8,p=1$salt$hash (other costs within SCRYPT_BOUNDS verify too) */
   passwordHash: string;
   /** $sha256$digest of the API key. */
   apiKeyHash: string;

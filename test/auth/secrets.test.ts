@@ -15,11 +15,19 @@ describe('password hashes (scrypt)', () => {
     expect(await hashPassword('same', 4)).not.toBe(await hashPassword('same', 4));
   });
 
-  it('uses N = 2^15 by default', async () => {
-    expect(DEFAULT_SCRYPT_LOG_N).toBe(15);
+  // The one test that pays the default cost (some 0.7 s per hash or check on a slow machine).
+  it('uses N = 2^17, r = 8, p = 1 by default', async () => {
+    expect(DEFAULT_SCRYPT_LOG_N).toBe(17);
     const hash = await hashPassword('pw');
-    expect(hash.startsWith('$scrypt$ln=15,r=8,p=1$')).toBe(true);
+    expect(hash.startsWith('$scrypt$ln=17,r=8,p=1$')).toBe(true);
     expect(await verifyPassword('pw', hash)).toBe(true);
+  }, 20_000);
+
+  it('still verifies hashes made with another cost, read from the hash', async () => {
+    const older = await hashPassword('pw', 5);
+    expect(older.startsWith('$scrypt$ln=5,r=8,p=1$')).toBe(true);
+    expect(await verifyPassword('pw', older)).toBe(true);
+    expect(await verifyPassword('pw2', older)).toBe(false);
   });
 
   it('treats malformed or unbounded hashes as a mismatch', async () => {
