@@ -1,5 +1,6 @@
 import { normaliseEmail } from '../config/accountsSection.js';
 import type { AccountConfig } from '../config/configTypes.js';
+import { parseScryptHash } from './passwordHash.js';
 
 /**
  * The accounts of the loaded configuration, by email. It is the only source of truth for whether
@@ -8,6 +9,8 @@ import type { AccountConfig } from '../config/configTypes.js';
  */
 export class AccountStore {
   private byEmail = new Map<string, AccountConfig>();
+  private highestLogN: number | undefined;
+  private readonly listeners: Array<() => void> = [];
 
   constructor(accounts: readonly AccountConfig[] = []) {
     this.replaceAll(accounts);
@@ -15,8 +18,28 @@ export class AccountStore {
 
   replaceAll(accounts: readonly AccountConfig[]): void {
     const next = new Map<string, AccountConfig>();
-    for (const account of accounts) next.set(normaliseEmail(account.email), account);
+    let highest: number | undefined;
+    for (const account of accounts) {
+      next.set(normaliseEmail(account.email), account);
+      const logN = parseScryptHash(account.passwordHash)?.logN;
+      if (logN !== undefined && (highest === undefined || logN > highest)) highest = logN;
+    }
     this.byEmail = next;
+    this.highestLogN = highest;
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Called after every replaceAll, so whatever was derived from the old accounts can be dropped. */
+  onReplace(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * The highest scrypt cost among the accounts' password hashes, undefined without accounts:
+   * a login for an unknown email is checked at this cost so it takes as long as a real one.
+   */
+  get highestScryptLogN(): number | undefined {
+    return this.highestLogN;
   }
 
   get(email: string): AccountConfig | undefined {

@@ -7,7 +7,7 @@ import { apiKeyMatches } from './apiKey.js';
 import { AuthError } from './authErrors.js';
 import { systemClock, type Clock } from './clock.js';
 import { LoginRateLimiter } from './loginRateLimiter.js';
-import { hashPassword, verifyPassword } from './passwordHash.js';
+import { DEFAULT_SCRYPT_LOG_N, hashPassword, verifyPassword } from './passwordHash.js';
 import { SessionTokens } from './sessionTokens.js';
 
 export interface AuthServiceOptions {
@@ -48,8 +48,8 @@ export class AuthService implements AccountAuthenticator {
   readonly accounts: AccountStore;
   private readonly tokens: SessionTokens;
   private readonly limiter: LoginRateLimiter;
-  /** Unknown emails are checked against this so they cost the same time as real ones. */
-  private dummyHash: Promise<string> | undefined;
+  /** Unknown emails are checked against these (by cost) so they take as long as real ones. */
+  private readonly dummyHashes = new Map<number, Promise<string>>();
 
   constructor(options: AuthServiceOptions) {
     const clock = options.clock ?? systemClock;
@@ -71,10 +71,7 @@ export class AuthService implements AccountAuthenticator {
     }
     const account = this.accounts.get(key);
     let hash = account?.passwordHash;
-    if (hash === undefined) {
-      this.dummyHash ??= hashPassword('pgveil-dummy-password');
-      hash = await this.dummyHash;
-    }
+    hash ??= await this.dummyHash(this.accounts.highestScryptLogN ?? DEFAULT_SCRYPT_LOG_N);
     const ok = await verifyPassword(password, hash);
     if (!ok || !account || !account.enabled) {
       this.limiter.recordFailure(key, client);
@@ -82,6 +79,15 @@ export class AuthService implements AccountAuthenticator {
     }
     this.limiter.recordSuccess(key, client);
     return account;
+  }
+
+  private dummyHash(logN: number): Promise<string> {
+    let hash = this.dummyHashes.get(logN);
+    if (!hash) {
+      hash = hashPassword('pgveil-dummy-password', logN);
+      this.dummyHashes.set(logN, hash);
+    }
+    return hash;
   }
 
   /** POST /auth/login. Throws AuthError (401, or 429 when rate-limited). */
