@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './clock.js';
 import { LoginRateLimiter } from './loginRateLimiter.js';
 import { DEFAULT_SCRYPT_LOG_N, hashPassword, verifyPassword } from './passwordHash.js';
 import { SessionTokens } from './sessionTokens.js';
+import { VerifiedPasswords, type PasswordVerifier } from './verifiedPasswords.js';
 
 export interface AuthServiceOptions {
   /** The configured accounts, or a store shared with whoever reloads the configuration. */
@@ -16,6 +17,10 @@ export interface AuthServiceOptions {
   keyring: Keyring;
   clock?: Clock;
   loginRateLimit?: LoginRateLimit;
+  /** How successful password checks are reused; defaults: 5 minutes, 10 000 accounts. */
+  verifiedPasswords?: { lifetimeMs?: number; maxEntries?: number };
+  /** The scrypt check itself; replaceable so tests can count how often it runs. */
+  verifyPassword?: PasswordVerifier;
 }
 
 /** The three headers of a protection request, as received (any may be missing). */
@@ -41,13 +46,16 @@ function unauthorized(message = 'invalid credentials'): AuthError {
 
 /**
  * Logins and credential checks for the API and the proxy. Stateless apart from the failed-login
- * counts: tokens are verified by signature, and the account is looked up in the configuration on
- * every check so disabling or removing it takes effect immediately.
+ * counts and the recent successful password checks (VerifiedPasswords, which spare scrypt): tokens
+ * are verified by signature, and the account is looked up in the configuration on every check so
+ * disabling or removing it takes effect immediately.
  */
 export class AuthService implements AccountAuthenticator {
   readonly accounts: AccountStore;
   private readonly tokens: SessionTokens;
   private readonly limiter: LoginRateLimiter;
+  private readonly verifier: PasswordVerifier;
+  private readonly verified: VerifiedPasswords;
   /** Unknown emails are checked against these (by cost) so they take as long as real ones. */
   private readonly dummyHashes = new Map<number, Promise<string>>();
 
@@ -60,6 +68,9 @@ export class AuthService implements AccountAuthenticator {
       maxFailuresPerClient: DEFAULTS.maxFailuresPerClient,
       windowSeconds: DEFAULTS.loginWindowSeconds,
     }, clock);
+    this.verifier = options.verifyPassword ?? verifyPassword;
+    this.verified = new VerifiedPasswords({ ...options.verifiedPasswords, verify: this.verifier, clock });
+    this.accounts.onReplace(() => this.verified.retain((email) => this.accounts.active(email)?.passwordHash));
   }
 
   /** Checks a password under the rate limit; the account when right and enabled. Throws AuthError. */
@@ -70,15 +81,22 @@ export class AuthService implements AccountAuthenticator {
       throw new AuthError('rate_limited', 'too many failed logins; try again later', decision.retryAfterSeconds);
     }
     const account = this.accounts.get(key);
-    let hash = account?.passwordHash;
-    hash ??= await this.dummyHash(this.accounts.highestScryptLogN ?? DEFAULT_SCRYPT_LOG_N);
-    const ok = await verifyPassword(password, hash);
-    if (!ok || !account || !account.enabled) {
+    let ok: boolean;
+    if (account?.enabled) {
+      ok = await this.verified.verify(key, password, account.passwordHash);
+    } else {
+      // Disabled or unknown: the full cost, never cached, so the answer comes no faster.
+      const hash = account?.passwordHash ?? await this.dummyHash(this.accounts.highestScryptLogN ?? DEFAULT_SCRYPT_LOG_N);
+      ok = await this.verifier(password, hash);
+    }
+    // The accounts may have been reloaded during the check: only the current, enabled account counts.
+    const current = this.accounts.active(key);
+    if (!ok || !account || current?.passwordHash !== account.passwordHash) {
       this.limiter.recordFailure(key, client);
       throw unauthorized('invalid email or password');
     }
     this.limiter.recordSuccess(key, client);
-    return account;
+    return current;
   }
 
   private dummyHash(logN: number): Promise<string> {

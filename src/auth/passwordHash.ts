@@ -3,7 +3,8 @@ import { isScryptHash, SCRYPT_HASH_PATTERN } from '../config/accountsSection.js'
 
 /**
  * N = 2^17, r = 8, p = 1, OWASP's current minimum for scrypt: 128 MiB and a fraction of a second
- * per check. Hashes made with other costs keep verifying: the cost is read from each hash.
+ * per check, so successful checks are reused for a while (VerifiedPasswords). Hashes made with
+ * other costs keep verifying: the cost is read from each hash.
  */
 export const DEFAULT_SCRYPT_LOG_N = 17;
 const R = 8;
