@@ -21,7 +21,7 @@ export interface TestAccount {
   config: AccountConfig;
 }
 
-/** Cheap scrypt cost (2^4) so tests log in quickly; production hashes use 2^15. */
+/** Cheap scrypt cost (2^4) so tests log in quickly; production hashes use 2^17. */
 export async function makeAccount(email: string, roles: string[] = ['analyst'], enabled = true): Promise<TestAccount> {
   const password = randomBytes(12).toString('base64url');
   const apiKey = generateApiKey();
