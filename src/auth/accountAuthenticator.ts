@@ -1,5 +1,3 @@
-import { AuthService, type AuthServiceOptions } from './authService.js';
-
 /** Who a request or a database session acts as; roles come from the configuration. */
 export interface AuthenticatedAccount {
   email: string;
@@ -15,13 +13,4 @@ export interface AccountAuthenticator {
    * `client` (e.g. the peer address) feeds the per-client rate limit when given.
    */
   authenticateDbUser(email: string, secret: string, client?: string): Promise<AuthenticatedAccount | null>;
-}
-
-/**
- * The authenticator over the loaded accounts, keyring and clock. `pgveil serve` builds one
- * AuthService and hands it to both the API and the proxy so they share accounts, reloads and
- * the failed-login counts; this factory is for callers that need only the proxy's view.
- */
-export function createAccountAuthenticator(options: AuthServiceOptions): AuthService {
-  return new AuthService(options);
 }

@@ -156,3 +156,12 @@ export class AuthService implements AccountAuthenticator {
     }
   }
 }
+
+/**
+ * The authenticator over the loaded accounts, keyring and clock. `pgveil serve` builds one
+ * AuthService and hands it to both the API and the proxy so they share accounts, reloads and
+ * the failed-login counts; this factory is for callers that need only the proxy's view.
+ */
+export function createAccountAuthenticator(options: AuthServiceOptions): AuthService {
+  return new AuthService(options);
+}

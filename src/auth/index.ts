@@ -1,9 +1,9 @@
 /** The auth module's public surface, for the API, the proxy and the CLI. */
-export { createAccountAuthenticator, type AccountAuthenticator, type AuthenticatedAccount } from './accountAuthenticator.js';
+export type { AccountAuthenticator, AuthenticatedAccount } from './accountAuthenticator.js';
 export { AccountStore } from './accountStore.js';
 export { apiKeyMatches, generateApiKey, hashApiKey } from './apiKey.js';
 export { AuthError, type AuthFailure } from './authErrors.js';
-export { AuthService, type AuthServiceOptions, type LoginResult, type RequestCredentials } from './authService.js';
+export { AuthService, createAccountAuthenticator, type AuthServiceOptions, type LoginResult, type RequestCredentials } from './authService.js';
 export { systemClock, type Clock } from './clock.js';
 export { generatePassword, hashPassword, verifyPassword } from './passwordHash.js';
 export { TOKEN_LIFETIME_SECONDS } from './sessionTokens.js';

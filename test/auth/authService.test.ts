@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AccountAuthenticator } from '../../src/auth/accountAuthenticator.js';
-import { createAccountAuthenticator } from '../../src/auth/accountAuthenticator.js';
+import { createAccountAuthenticator } from '../../src/auth/authService.js';
 import { AccountStore } from '../../src/auth/accountStore.js';
 import { generateApiKey, hashApiKey } from '../../src/auth/apiKey.js';
 import { AuthError } from '../../src/auth/authErrors.js';

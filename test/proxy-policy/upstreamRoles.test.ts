@@ -13,7 +13,7 @@ import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountAuthenticator } from '../../src/auth/accountAuthenticator.js';
+import { createAccountAuthenticator } from '../../src/auth/authService.js';
 import { generateApiKey, hashApiKey } from '../../src/auth/apiKey.js';
 import { hashPassword } from '../../src/auth/passwordHash.js';
 import type { AccountConfig, ProxyConfig, UpstreamLoginConfig } from '../../src/config/configTypes.js';

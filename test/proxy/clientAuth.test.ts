@@ -7,7 +7,7 @@ import { HandshakeReader } from '../../src/proxy/protocol/handshakeReader.js';
 import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { connected, connectError, startTestProxy, viaProxy } from './support/proxyHarness.js';
-import { createAccountAuthenticator } from '../../src/auth/accountAuthenticator.js';
+import { createAccountAuthenticator } from '../../src/auth/authService.js';
 import { generateApiKey, hashApiKey } from '../../src/auth/apiKey.js';
 import { hashPassword } from '../../src/auth/passwordHash.js';
 import { Keyring } from '../../src/keys/keyring.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import type { AuditLog } from '../../../src/audit/index.js';
-import { createAccountAuthenticator } from '../../../src/auth/accountAuthenticator.js';
+import { createAccountAuthenticator } from '../../../src/auth/authService.js';
 import { generateApiKey, hashApiKey } from '../../../src/auth/apiKey.js';
 import { hashPassword } from '../../../src/auth/passwordHash.js';
 import { createEngine } from '../../../src/engine/engine.js';

@@ -4,7 +4,7 @@
  * the many connections of the tests stay fast.
  */
 import type { AccountAuthenticator } from '../../../src/auth/accountAuthenticator.js';
-import { createAccountAuthenticator } from '../../../src/auth/accountAuthenticator.js';
+import { createAccountAuthenticator } from '../../../src/auth/authService.js';
 import { generateApiKey, hashApiKey } from '../../../src/auth/apiKey.js';
 import { hashPassword } from '../../../src/auth/passwordHash.js';
 import { Keyring } from '../../../src/keys/keyring.js';
