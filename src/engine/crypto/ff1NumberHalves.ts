@@ -1,4 +1,4 @@
-import type { FeistelHalves } from './ff1Halves.js';
+import type { FeistelHalves } from './ff1FeistelHalves.js';
 import { numberToNumerals, numeralsToNumber, numeralViews } from './numerals.js';
 
 /**
