@@ -9,11 +9,11 @@ export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCac
 export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceLiterals.js';
 export { schemaFactsOf, type RelationName, type SchemaChange, type StatementSchemaFacts } from './schemaChanges.js';
 export { sessionEffectsOf, unknownSessionEffects, type SessionEffect, type TransactionAction } from './sessionEffects.js';
-export { statementRuleFindings, type RuleFinding, type StatementRule } from './statementRules.js';
+export { statementRuleFindings } from './statementRules.js';
 export { preparedNameUseOf, type PreparedNameEffect, type PreparedNameUse } from './preparedNames.js';
 export { parseSearchPath } from './searchPathValue.js';
 export type {
   ColumnComparison, ColumnRef, CopyColumn, CopyFormat, CopyFromTarget, CopyOptions, LiteralTarget,
-  ParamTarget, PlaintextExposure, PlaintextSource, ProtectedSchema, Rejection, ResolvedTable, SqlAnalysis,
-  StatementAnalysis,
+  ParamTarget, PlaintextExposure, PlaintextSource, ProtectedSchema, Rejection, ResolvedTable, RuleFinding, SqlAnalysis,
+  StatementAnalysis, StatementRule,
 } from './sqlAnalysisTypes.js';

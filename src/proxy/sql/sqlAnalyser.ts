@@ -12,14 +12,14 @@ import { findProtectedTableMention } from './protectedNameScan.js';
 import { analyseExpression } from './expressionAnalyser.js';
 import { analyseSelect } from './queryAnalyser.js';
 import { RelationLookup, sameColumn } from './relationLookup.js';
-import type { ColumnRef, PlaintextExposure, ProtectedSchema, SqlAnalysis, StatementAnalysis } from './sqlAnalysisTypes.js';
+import type { ColumnRef, PlaintextExposure, ProtectedSchema, RuleFinding, SqlAnalysis, StatementAnalysis } from './sqlAnalysisTypes.js';
 import { parseSql, SqlSyntaxError } from './sqlParser.js';
 import { SqlText } from './sqlText.js';
 import {
   rejectColumn, rejectStatement, StatementFindings, StatementRejected, SYNTAX_ERROR_SQLSTATE,
 } from './statementFindings.js';
 import { preparedNameUseOf } from './preparedNames.js';
-import { statementRuleFindings, type RuleFinding } from './statementRules.js';
+import { statementRuleFindings } from './statementRules.js';
 import { sessionEffectsOf, unknownSessionEffects } from './sessionEffects.js';
 import { analyseStatement } from './statementKinds.js';
 import { analyseDelete, analyseInsert, analyseMerge, analyseUpdate } from './writeStatements.js';

@@ -3,9 +3,24 @@
  * protected columns) and what it gets back (which `$n` and which literal feeds which protected
  * column, COPY targets, and rejections). All byte offsets are UTF-8 byte offsets into the text.
  */
+import type { StatementPrivilege } from '../../policy/index.js';
 import type { SessionEffect } from './sessionEffects.js';
 import type { PreparedNameUse } from './preparedNames.js';
-import type { RuleFinding } from './statementRules.js';
+
+/** The rule names are the policy file's privilege names (see STATEMENT_PRIVILEGES). */
+export type StatementRule = StatementPrivilege;
+
+export interface RuleFinding {
+  readonly rule: StatementRule;
+  /** What the statement does, for the message (no value: names of statement kinds, functions, tables). */
+  readonly what: string;
+  /**
+   * Code that every role needs the `code` privilege for, since its effect on protected columns
+   * cannot be analysed: a trigger or rule on a table with column policies, or a body that runs
+   * dynamic SQL or is in a language pgveil does not read.
+   */
+  readonly unanalysable?: boolean;
+}
 
 export interface ColumnRef {
   readonly schema: string;

@@ -10,24 +10,9 @@
  * schema qualification cannot hide them.
  */
 import type { Node } from 'libpg-query';
-import type { StatementPrivilege } from '../../policy/index.js';
 import { forEachChild, nodeType, stringList } from './parseTree.js';
 import type { RelationLookup } from './relationLookup.js';
-
-/** The rule names are the policy file's privilege names (see STATEMENT_PRIVILEGES). */
-export type StatementRule = StatementPrivilege;
-
-export interface RuleFinding {
-  readonly rule: StatementRule;
-  /** What the statement does, for the message (no value: names of statement kinds, functions, tables). */
-  readonly what: string;
-  /**
-   * Code that every role needs the `code` privilege for, since its effect on protected columns
-   * cannot be analysed: a trigger or rule on a table with column policies, or a body that runs
-   * dynamic SQL or is in a language pgveil does not read.
-   */
-  readonly unanalysable?: boolean;
-}
+import type { RuleFinding } from './sqlAnalysisTypes.js';
 
 /** Statement kinds any role may run (their values and names are analysed elsewhere). */
 const PLAIN_STATEMENTS = new Set([
