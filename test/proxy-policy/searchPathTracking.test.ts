@@ -9,7 +9,7 @@ import { nameKey, type CatalogRelation, type CatalogSnapshot } from '../../src/p
 import { ColumnPolicies } from '../../src/proxy/policy/columnPolicies.js';
 import { candidatesOnPath, pathScope } from '../../src/proxy/policy/searchPathResolution.js';
 import { DEFAULT_PATH_SETTINGS, PathSettingsTracker, type PathSettings } from '../../src/proxy/policy/searchPathSettings.js';
-import { resolveOnPath } from '../../src/proxy/policy/sessionRelations.js';
+import { resolveOnPath } from '../../src/proxy/policy/resolveOnPath.js';
 import { SessionSearchPath } from '../../src/proxy/policy/sessionSearchPath.js';
 import { initialPathSettings, splitStartupOptions } from '../../src/proxy/policy/startupSearchPath.js';
 import type { SessionEffect } from '../../src/proxy/sql/index.js';

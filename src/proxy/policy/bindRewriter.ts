@@ -7,24 +7,11 @@ import type { Engine } from '../../engine/engineTypes.js';
 import { formatBinaryArray, formatTextArray, parseBinaryArray, parseTextArray } from './arrayCodecs.js';
 import { valueRefusal } from './policyRefusal.js';
 import type { ParamPlan } from './statementRewriter.js';
-import { ARRAY_ELEMENT_TYPES, decodeBinary, encodeBinary, TYPE_OIDS } from './valueCodecs.js';
+import { ARRAY_ELEMENT_TYPES, decodeBinary, encodeBinary } from './valueCodecs.js';
 import { ProtectionBatch } from './valueProtector.js';
-import { toIsoDate, type DateStyle } from './dateStyle.js';
+import type { DateStyle } from './dateStyle.js';
+import { normaliseText } from './normaliseText.js';
 import { bindMessage, formatAt, type BindMessage } from './wireMessages.js';
-
-/**
- * A value's text as the engine should read it. A date column takes `2024-05-17T00:00:00+02:00`
- * (what drivers send for a timestamp object) as its date part, and `05/06/2024` in the session's
- * DateStyle order: both become ISO, which PostgreSQL reads the same under every DateStyle.
- */
-export function normaliseText(typeOid: number, text: string, style: DateStyle): string {
-  if (typeOid === TYPE_OIDS.date) {
-    const match = /^(\d{4}-\d{2}-\d{2})[T ]\d{2}:\d{2}/.exec(text.trim());
-    if (match) return match[1] as string;
-    return toIsoDate(text, style) ?? text;
-  }
-  return text;
-}
 
 function typeName(oid: number): string {
   return oid === 0 ? 'unknown type' : `type ${oid}`;

@@ -8,7 +8,7 @@ import type { ColumnPolicy, PolicySet } from '../../policy/index.js';
 import type { ColumnRef, PlaintextSource, ProtectedSchema, ResolvedTable } from '../sql/index.js';
 import { nameKey, type CatalogRelation, type CatalogSnapshot } from './catalogSnapshot.js';
 import { UNKNOWN_SCOPE } from './searchPathResolution.js';
-import { resolveOnPath } from './sessionRelations.js';
+import { resolveOnPath } from './resolveOnPath.js';
 import { PolicyBindings } from './policyBindings.js';
 
 const MAX_DEPTH = 16;

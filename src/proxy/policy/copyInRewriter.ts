@@ -13,7 +13,7 @@ import {
   isEndMarker, readCsvField, readTextField, rowContentEnd, RowScanner, splitFields, writeCsvField, writeTextField,
 } from './copyRowFormat.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
-import { normaliseText } from './bindRewriter.js';
+import { normaliseText } from './normaliseText.js';
 import type { DateStyle } from './dateStyle.js';
 import { ProtectionBatch } from './valueProtector.js';
 

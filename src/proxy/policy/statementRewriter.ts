@@ -18,7 +18,7 @@ import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { ReadActions } from './resultPlan.js';
 import type { SessionRelations } from './sessionRelations.js';
 import { ProtectionBatch } from './valueProtector.js';
-import { normaliseText } from './bindRewriter.js';
+import { normaliseText } from './normaliseText.js';
 import type { DateStyle } from './dateStyle.js';
 
 /** How to protect the Bind value of one `$n`. */
