@@ -5,7 +5,7 @@
  */
 import type { AuthenticatedAccount } from '../auth/accountAuthenticator.js';
 import type { ApiGrant } from '../config/configTypes.js';
-import { DEFAULT_METHOD, DEFAULT_SCOPE, isMethod, type Kind, type ProtectOptions } from '../engine/types.js';
+import { DEFAULT_METHOD, DEFAULT_SCOPE, isMethod, type Kind, type ProtectOptions } from '../engine/index.js';
 import { ApiRights, needsApiRight, type ApiOperation, type PolicySet } from '../policy/index.js';
 import { ApiError } from './apiError.js';
 

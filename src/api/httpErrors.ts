@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { AuthError } from '../auth/authErrors.js';
-import { ProtectionError, type ProtectionErrorCode } from '../engine/errors.js';
+import { ProtectionError, type ProtectionErrorCode } from '../engine/index.js';
 import { ApiError } from './apiError.js';
 
 /** The body of every failing response. */

@@ -1,4 +1,4 @@
-import { KINDS, LANG_KINDS } from '../engine/types.js';
+import { KINDS, LANG_KINDS } from '../engine/index.js';
 import {
   errorResponseSchema, healthResponseSchema, loginRequestSchema, loginResponseSchema,
   protectionRequestSchema, protectionResponseSchema,

@@ -1,5 +1,5 @@
 import type { ApiLimits } from '../config/configTypes.js';
-import { OPERATIONS, type Operation, type ProtectOptions } from '../engine/types.js';
+import { OPERATIONS, type Operation, type ProtectOptions } from '../engine/index.js';
 import { ApiError } from './apiError.js';
 
 /** The body as the schema lets it through: shapes checked, names not yet. */

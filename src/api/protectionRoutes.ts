@@ -2,9 +2,10 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AuthenticatedAccount } from '../auth/accountAuthenticator.js';
 import type { AuthService } from '../auth/authService.js';
 import type { ApiLimits } from '../config/configTypes.js';
-import type { Engine } from '../engine/engineTypes.js';
+import {
+  DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, type Engine, type Kind, type ProtectionResponse,
+} from '../engine/index.js';
 import type { AuditLog } from '../audit/index.js';
-import { DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, type Kind, type ProtectionResponse } from '../engine/types.js';
 import { ApiError } from './apiError.js';
 import type { ApiAuthoriser } from './authorisation.js';
 import { requireJsonContentType } from './contentType.js';

@@ -1,4 +1,4 @@
-import { LANG_KINDS, LANGS, METHODS, OPERATIONS } from '../engine/types.js';
+import { LANG_KINDS, LANGS, METHODS, OPERATIONS } from '../engine/index.js';
 
 /**
  * JSON Schemas of the API: fastify validates bodies and serialises responses with them, and the

@@ -3,7 +3,7 @@ import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import type { Logger } from 'pino';
 import type { AuthService } from '../auth/authService.js';
 import type { ApiConfig } from '../config/configTypes.js';
-import type { Engine } from '../engine/engineTypes.js';
+import type { Engine } from '../engine/index.js';
 import { NO_AUDIT, type AuditLog } from '../audit/index.js';
 import { ApiError } from './apiError.js';
 import { createApiAuthoriser, type ApiAuthoriser } from './authorisation.js';

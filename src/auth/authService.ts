@@ -1,6 +1,6 @@
 import { normaliseEmail } from '../config/accountsSection.js';
 import { DEFAULTS, type AccountConfig, type LoginRateLimit } from '../config/configTypes.js';
-import type { Keyring } from '../keys/keyring.js';
+import type { Keyring } from '../keys/index.js';
 import type { AccountAuthenticator, AuthenticatedAccount } from './accountAuthenticator.js';
 import { AccountStore } from './accountStore.js';
 import { apiKeyMatches } from './apiKey.js';

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateMasterKey } from '../keys/masterKey.js';
+import { generateMasterKey } from '../keys/index.js';
 import { UsageError, type CliIo } from './cliIo.js';
 
 export const KEYS_GENERATE_USAGE = 'pgveil keys generate [--out .pgveil/master.key] [--force] [--stdout]';

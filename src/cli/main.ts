@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AccountExistsError } from '../config/accountsEditor.js';
 import { ConfigError } from '../config/configError.js';
-import { KeyError } from '../keys/masterKey.js';
+import { KeyError } from '../keys/index.js';
 import { ACCOUNT_ADD_USAGE, accountAddCommand } from './accountAdd.js';
 import { processIo, UsageError, type CliIo } from './cliIo.js';
 import { DEMO_USAGE, demoCommand } from './demo.js';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createEngine } from '../engine/engine.js';
+import { createEngine } from '../engine/index.js';
 import { BACKFILL_OPTIONS, DEFAULT_BATCH_SIZE, readBackfillArgs } from './backfill/backfillArgs.js';
 import { runBackfill, type BackfillSpec } from './backfill/backfillRun.js';
 import type { WalkHooks } from './backfill/batchWalker.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { KeyMaterial } from '../config/keySource.js';
-import { createEngine } from '../engine/engine.js';
+import { createEngine } from '../engine/index.js';
 import type { ColumnPolicy } from '../policy/index.js';
 import { BACKFILL_OPTIONS, DEFAULT_BATCH_SIZE, positiveInteger, readBackfillArgs } from './backfill/backfillArgs.js';
 import { runBackfill, type BackfillSpec } from './backfill/backfillRun.js';

@@ -12,10 +12,8 @@ import type { AccountConfig, PgveilConfig } from '../config/configTypes.js';
 import type { Env } from '../config/envOverrides.js';
 import { ConfigError } from '../config/configError.js';
 import { loadKeyMaterial, type KeyMaterial } from '../config/keySource.js';
-import { createEngine } from '../engine/engine.js';
-import type { Engine } from '../engine/engineTypes.js';
-import { Keyring, type KeyVersionInput } from '../keys/keyring.js';
-import { parseMasterKey } from '../keys/masterKey.js';
+import { createEngine, type Engine } from '../engine/index.js';
+import { Keyring, parseMasterKey, type KeyVersionInput } from '../keys/index.js';
 import { openPolicyStore, type PolicyStore, type ReloadOutcome } from '../policy/index.js';
 import { startConfiguredProxy } from '../proxy/policy/configuredProxy.js';
 

@@ -1,4 +1,4 @@
-import { KINDS, OPERATIONS } from '../engine/types.js';
+import { KINDS, OPERATIONS } from '../engine/index.js';
 import { ROLE_NAME } from './accountsSection.js';
 import type { ConfigReader, KeyPath } from './configReader.js';
 import { DEFAULTS, LOG_LEVELS, type ApiConfig, type ApiGrant, type AuditConfig, type LoggingConfig } from './configTypes.js';

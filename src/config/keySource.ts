@@ -1,6 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
-import type { KeyVersionInput } from '../keys/keyring.js';
-import { parseMasterKey } from '../keys/masterKey.js';
+import { parseMasterKey, type KeyVersionInput } from '../keys/index.js';
 import { ConfigError, type ConfigIssue } from './configError.js';
 import type { KeySource, PgveilConfig } from './configTypes.js';
 import type { Env } from './envOverrides.js';

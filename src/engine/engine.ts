@@ -1,4 +1,4 @@
-import { Keyring } from '../keys/keyring.js';
+import { Keyring } from '../keys/index.js';
 import { createFpeCipher } from './crypto/createFpeCipher.js';
 import type { FpeCipher } from './crypto/fpeCipher.js';
 import type { Engine, EngineConfig } from './engineTypes.js';

@@ -1,4 +1,4 @@
-import type { KeyVersionInput } from '../keys/keyring.js';
+import type { KeyVersionInput } from '../keys/index.js';
 import type { ProtectionResponse, ProtectOptions } from './types.js';
 
 export interface EngineConfig {

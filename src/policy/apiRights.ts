@@ -10,7 +10,7 @@
  * write that column — plus the configuration's explicit grants (`api.grants`).
  */
 import type { ApiGrant } from '../config/configTypes.js';
-import type { Method } from '../engine/types.js';
+import type { Method } from '../engine/index.js';
 import { resolveView } from './revealView.js';
 import type { PolicySet } from './policyTypes.js';
 

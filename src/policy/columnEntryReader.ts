@@ -1,10 +1,9 @@
 import type { KeyPath } from '../config/configReader.js';
 import { ROLE_NAME } from '../config/accountsSection.js';
-import { MAX_NOISE, MAX_SCOPE_BYTES } from '../engine/options.js';
 import {
-  DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, LANG_KINDS, LANGS, METHODS, REVERSIBLE_METHODS,
-  isKind, isLang, isMethod, type Method,
-} from '../engine/types.js';
+  MAX_NOISE, MAX_SCOPE_BYTES, DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, LANG_KINDS, LANGS, METHODS,
+  REVERSIBLE_METHODS, isKind, isLang, isMethod, type Method,
+} from '../engine/index.js';
 import { quoteValue, type IssueCollector } from './issueCollector.js';
 import {
   DEFAULT_VIEW, OTHER_ROLES, REVEAL_VIEWS,

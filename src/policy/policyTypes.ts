@@ -1,4 +1,4 @@
-import type { Kind, Lang, Method } from '../engine/types.js';
+import type { Kind, Lang, Method } from '../engine/index.js';
 import type { PolicyIssue } from './policyError.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Kind, Lang } from '../engine/types.js';
+import type { Kind, Lang } from '../engine/index.js';
 
 /**
  * Sample values for sizing tokens against varchar(n)/char(n) columns. Tokens are longer than

@@ -1,4 +1,4 @@
-import type { Kind, Method } from '../engine/types.js';
+import type { Kind, Method } from '../engine/index.js';
 import { isTextFamily, type ColumnType, type TypeFamily } from './columnType.js';
 import type { IssueSeverity } from './policyError.js';
 import type { ColumnPolicy } from './policyTypes.js';

@@ -1,6 +1,4 @@
-import { createEngine } from '../engine/engine.js';
-import type { Engine } from '../engine/engineTypes.js';
-import type { Kind, Lang, Method } from '../engine/types.js';
+import { createEngine, type Engine, type Kind, type Lang, type Method } from '../engine/index.js';
 import { exampleValue, sizingSample } from './sizingSamples.js';
 
 /**

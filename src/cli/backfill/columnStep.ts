@@ -1,5 +1,4 @@
-import type { Engine } from '../../engine/engineTypes.js';
-import { ProtectionError } from '../../engine/errors.js';
+import { ProtectionError, type Engine } from '../../engine/index.js';
 import type { ColumnEngineOptions, ColumnPolicy } from '../../policy/index.js';
 import { quoteIdentifier } from '../../policy/index.js';
 

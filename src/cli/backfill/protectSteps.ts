@@ -1,4 +1,4 @@
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import type { ColumnPolicy } from '../../policy/index.js';
 import {
   allIndexes, protectEach, stepEntry, unprotectEach,

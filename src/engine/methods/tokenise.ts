@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Keyring } from '../../keys/keyring.js';
+import type { Keyring } from '../../keys/index.js';
 import { FF1 } from '../crypto/ff1.js';
 import type { Kind, Lang } from '../types.js';
 import { packValue, unpackValue } from '../tokens/packing.js';

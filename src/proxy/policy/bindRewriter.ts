@@ -3,7 +3,7 @@
  * the column's policy, in text or binary format, arrays (`col = ANY($n)`) element by element.
  * All values of one policy go to the engine in one call.
  */
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import { formatBinaryArray, formatTextArray, parseBinaryArray, parseTextArray } from './arrayCodecs.js';
 import { valueRefusal } from './policyRefusal.js';
 import type { ParamPlan } from './statementRewriter.js';

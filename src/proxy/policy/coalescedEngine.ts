@@ -9,8 +9,7 @@
  * session loses no measurable latency. A merged call that fails is retried once per caller, so a
  * session's bad value refuses only its own statement, with its own error and indexes.
  */
-import type { Engine } from '../../engine/engineTypes.js';
-import type { Discrepancy, ProtectionResponse, ProtectOptions } from '../../engine/types.js';
+import type { Discrepancy, Engine, ProtectionResponse, ProtectOptions } from '../../engine/index.js';
 
 type Operation = 'protect' | 'unprotect';
 

@@ -6,7 +6,7 @@
  * forwarded: PostgreSQL would quote it in its error and its log.
  */
 import type { ColumnPolicy } from '../../policy/index.js';
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import type { CopyFromTarget, CopyOptions } from '../sql/index.js';
 import type { ColumnPolicies } from './columnPolicies.js';
 import {

@@ -3,7 +3,7 @@
  * PostgreSQL sends one row per CopyData message; the planned fields of a batch of rows are
  * revealed with one engine call per column, the rest of each row keeps its bytes.
  */
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import type { CopyOutStream } from './copyTargets.js';
 import { readCsvField, readTextField, rowContentEnd, splitFields, writeCsvField, writeTextField } from './copyRowFormat.js';
 import type { PolicyMetrics } from './policyMetrics.js';

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { NO_AUDIT, type AuditLog } from '../../audit/index.js';
 import type { PolicySet, PolicyStore } from '../../policy/index.js';
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import type { UpstreamOptions } from '../proxyOptions.js';
 import type { SessionHooks, SessionHooksFactory } from '../session/sessionHooks.js';
 import { loadSqlParser, SqlAnalysisCache } from '../sql/index.js';

@@ -7,7 +7,7 @@ import type { AuditLog } from '../../audit/index.js';
 import type { AuthenticatedAccount } from '../../auth/index.js';
 import type { PolicyRefusal } from './policyRefusal.js';
 import type { PolicySet, PolicyStore } from '../../policy/index.js';
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import type { SqlAnalysisCache } from '../sql/index.js';
 import type { DatabaseCatalog, CatalogCache } from './catalogCache.js';
 import type { CatalogSnapshot } from './catalogSnapshot.js';

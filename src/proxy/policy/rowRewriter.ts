@@ -4,7 +4,7 @@
  * Nothing here fails mid-stream: what cannot be revealed goes out as stored (or NULL for a mask
  * view, whose role may not see what is stored).
  */
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import type { PolicyMetrics } from './policyMetrics.js';
 import type { PlannedField, ResultPlan } from './resultPlan.js';
 import { decodeBinary, encodeBinary, TYPE_OIDS } from './valueCodecs.js';

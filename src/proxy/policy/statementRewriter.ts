@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ColumnPolicy } from '../../policy/index.js';
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import {
   spliceLiterals, type ColumnRef, type LiteralReplacement, type SqlAnalysis, type SqlAnalysisCache,
 } from '../sql/index.js';

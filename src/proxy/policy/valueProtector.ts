@@ -5,9 +5,7 @@
  */
 import type { ColumnPolicy } from '../../policy/index.js';
 import { maskOptions } from '../../policy/index.js';
-import type { Engine } from '../../engine/engineTypes.js';
-import { ProtectionError } from '../../engine/errors.js';
-import { isLongerThan } from '../../engine/valueLimits.js';
+import { isLongerThan, ProtectionError, type Engine } from '../../engine/index.js';
 import { PolicyRefusal, columnLabel, valueRefusal } from './policyRefusal.js';
 import type { PolicyMetrics } from './policyMetrics.js';
 

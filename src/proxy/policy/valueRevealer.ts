@@ -4,7 +4,7 @@
  * KEEP (send the stored value unchanged — it did not unprotect, and a token is safe to show).
  */
 import type { ColumnPolicy, ReadAction } from '../../policy/index.js';
-import type { Engine } from '../../engine/engineTypes.js';
+import type { Engine } from '../../engine/index.js';
 import type { PolicyMetrics } from './policyMetrics.js';
 import { maskValues, unprotectValues } from './valueProtector.js';
 

@@ -1,0 +1,11 @@
+/** The protection engine's public surface: `createEngine(config)` and the shapes it speaks. */
+export { createEngine } from './engine.js';
+export type { Engine, EngineConfig } from './engineTypes.js';
+export { ProtectionError, type ProtectionErrorCode } from './errors.js';
+export { MAX_NOISE, MAX_SCOPE_BYTES } from './options.js';
+export {
+  DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, LANG_KINDS, LANGS, METHODS, OPERATIONS, REVERSIBLE_METHODS,
+  isKind, isLang, isMethod,
+  type Discrepancy, type Kind, type Lang, type Method, type Operation, type ProtectOptions, type ProtectionResponse,
+} from './types.js';
+export { DEFAULT_MAX_VALUE_BYTES, isLongerThan } from './valueLimits.js';
