@@ -4,7 +4,7 @@
  * (see ApiRights); a refusal is a 403 naming the kind, scope and operation, never a value.
  */
 import type { AuthenticatedAccount } from '../auth/accountAuthenticator.js';
-import type { ApiGrant } from '../config/configTypes.js';
+import type { ApiGrant } from '../config/index.js';
 import { DEFAULT_METHOD, DEFAULT_SCOPE, isMethod, type Kind, type ProtectOptions } from '../engine/index.js';
 import { ApiRights, needsApiRight, type ApiOperation, type PolicySet } from '../policy/index.js';
 import { ApiError } from './apiError.js';

@@ -1,4 +1,4 @@
-import type { ApiLimits } from '../config/configTypes.js';
+import type { ApiLimits } from '../config/index.js';
 import { OPERATIONS, type Operation, type ProtectOptions } from '../engine/index.js';
 import { ApiError } from './apiError.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AuthenticatedAccount } from '../auth/accountAuthenticator.js';
 import type { AuthService } from '../auth/authService.js';
-import type { ApiLimits } from '../config/configTypes.js';
+import type { ApiLimits } from '../config/index.js';
 import {
   DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, type Engine, type Kind, type ProtectionResponse,
 } from '../engine/index.js';

@@ -3,7 +3,7 @@
  * digest of the column policies in force. Digests and names only: never a hash, a key or a policy.
  */
 import { createHash } from 'node:crypto';
-import type { AccountConfig } from '../config/configTypes.js';
+import type { AccountConfig } from '../config/index.js';
 import type { PolicySet } from '../policy/index.js';
 import type { AccountChanges, AuditLog } from './auditLog.js';
 

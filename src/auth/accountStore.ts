@@ -1,5 +1,4 @@
-import { normaliseEmail } from '../config/accountsSection.js';
-import type { AccountConfig } from '../config/configTypes.js';
+import { normaliseEmail, type AccountConfig } from '../config/index.js';
 import { parseScryptHash } from './passwordHash.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { API_KEY_HASH_PATTERN } from '../config/accountsSection.js';
+import { API_KEY_HASH_PATTERN } from '../config/index.js';
 
 const PREFIX = 'pgv_';
 

@@ -1,5 +1,4 @@
-import { normaliseEmail } from '../config/accountsSection.js';
-import { DEFAULTS, type AccountConfig, type LoginRateLimit } from '../config/configTypes.js';
+import { normaliseEmail, DEFAULTS, type AccountConfig, type LoginRateLimit } from '../config/index.js';
 import type { Keyring } from '../keys/index.js';
 import type { AccountAuthenticator, AuthenticatedAccount } from './accountAuthenticator.js';
 import { AccountStore } from './accountStore.js';

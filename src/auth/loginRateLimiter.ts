@@ -1,4 +1,4 @@
-import type { LoginRateLimit } from '../config/configTypes.js';
+import type { LoginRateLimit } from '../config/index.js';
 import type { Clock } from './clock.js';
 
 interface Window {

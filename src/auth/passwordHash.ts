@@ -1,5 +1,5 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { isScryptHash, SCRYPT_HASH_PATTERN } from '../config/accountsSection.js';
+import { isScryptHash, SCRYPT_HASH_PATTERN } from '../config/index.js';
 
 /**
  * N = 2^17, r = 8, p = 1, OWASP's current minimum for scrypt: 128 MiB and a fraction of a second

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual, webcrypto } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } from 'jose';
-import type { AccountConfig } from '../config/configTypes.js';
+import type { AccountConfig } from '../config/index.js';
 import type { Keyring } from '../keys/index.js';
 import { AuthError } from './authErrors.js';
 import type { Clock } from './clock.js';

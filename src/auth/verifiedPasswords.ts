@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { normaliseEmail } from '../config/accountsSection.js';
+import { normaliseEmail } from '../config/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { verifyPassword } from './passwordHash.js';
 

@@ -2,10 +2,7 @@ import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey } from '../auth/apiKey.js';
 import { generatePassword, hashPassword } from '../auth/passwordHash.js';
-import { normaliseEmail } from '../config/accountsSection.js';
-import { addAccountToConfigText } from '../config/accountsEditor.js';
-import { ConfigError } from '../config/configError.js';
-import { parseConfig } from '../config/loadConfig.js';
+import { normaliseEmail, addAccountToConfigText, ConfigError, parseConfig } from '../config/index.js';
 import { UsageError, type CliIo } from './cliIo.js';
 import { DEFAULT_CONFIG_PATH } from './serve.js';
 

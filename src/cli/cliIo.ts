@@ -1,4 +1,4 @@
-import type { Env } from '../config/envOverrides.js';
+import type { Env } from '../config/index.js';
 
 /** What a command may touch besides files: output streams, environment, a stop signal. Tests pass their own. */
 export interface CliIo {

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LOG_LEVELS, type LogLevel } from '../config/configTypes.js';
+import { LOG_LEVELS, type LogLevel } from '../config/index.js';
 import type { CliIo } from './cliIo.js';
 import { demoConfig, DEMO_POLICIES_FILE } from './demo/demoConfig.js';
 import { demoInstructions } from './demo/demoInstructions.js';

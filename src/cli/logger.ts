@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import type { LogLevel } from '../config/configTypes.js';
+import type { LogLevel } from '../config/index.js';
 
 /**
  * The process logger (JSON lines on stdout). pgveil never logs values, tokens, passwords or keys;

@@ -1,7 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { AccountExistsError } from '../config/accountsEditor.js';
-import { ConfigError } from '../config/configError.js';
+import { AccountExistsError, ConfigError } from '../config/index.js';
 import { KeyError } from '../keys/index.js';
 import { ACCOUNT_ADD_USAGE, accountAddCommand } from './accountAdd.js';
 import { processIo, UsageError, type CliIo } from './cliIo.js';

@@ -1,7 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config/loadConfig.js';
-import type { PgveilConfig } from '../config/configTypes.js';
+import { loadConfig, type PgveilConfig } from '../config/index.js';
 import { connectCatalog, type CatalogConnection, type CatalogTarget } from '../policy/catalogConnection.js';
 import { checkAgainstCatalog } from '../policy/catalogValidation.js';
 import { policyPathText } from '../policy/issueCollector.js';

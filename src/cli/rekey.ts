@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { KeyMaterial } from '../config/keySource.js';
+import type { KeyMaterial } from '../config/index.js';
 import { createEngine } from '../engine/index.js';
 import type { ColumnPolicy } from '../policy/index.js';
 import { BACKFILL_OPTIONS, DEFAULT_BATCH_SIZE, positiveInteger, readBackfillArgs } from './backfill/backfillArgs.js';

@@ -1,7 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config/configError.js';
-import { watchConfig } from '../config/configWatcher.js';
-import { loadConfig } from '../config/loadConfig.js';
+import { ConfigError, watchConfig, loadConfig } from '../config/index.js';
 import type { CliIo } from './cliIo.js';
 import { createLogger } from './logger.js';
 import { startServices } from './services.js';

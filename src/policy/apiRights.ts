@@ -9,7 +9,7 @@
  * and scope S in plaintext, so it may unprotect and protect K/S, as the proxy lets it read and
  * write that column — plus the configuration's explicit grants (`api.grants`).
  */
-import type { ApiGrant } from '../config/configTypes.js';
+import type { ApiGrant } from '../config/index.js';
 import type { Method } from '../engine/index.js';
 import { resolveView } from './revealView.js';
 import type { PolicySet } from './policyTypes.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { connectQuietly, describeDatabaseUrl, upstreamSslOption } from './upstreamClient.js';
-import type { UpstreamConfig } from '../config/configTypes.js';
+import type { UpstreamConfig } from '../config/index.js';
 import type { CatalogQuery, CatalogRow } from './catalogReader.js';
 
 /** A database connection used only to read pg_catalog. */

@@ -1,5 +1,4 @@
-import type { KeyPath } from '../config/configReader.js';
-import { ROLE_NAME } from '../config/accountsSection.js';
+import { ROLE_NAME, type KeyPath } from '../config/index.js';
 import {
   MAX_NOISE, MAX_SCOPE_BYTES, DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, LANG_KINDS, LANGS, METHODS,
   REVERSIBLE_METHODS, isKind, isLang, isMethod, type Method,

@@ -1,5 +1,5 @@
 import type { Document, LineCounter } from 'yaml';
-import { ConfigReader, type KeyPath } from '../config/configReader.js';
+import { ConfigReader, type KeyPath } from '../config/index.js';
 import type { IssueSeverity, PolicyIssue } from './policyError.js';
 
 /**

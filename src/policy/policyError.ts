@@ -1,4 +1,4 @@
-import { formatIssue, type ConfigIssue } from '../config/configError.js';
+import { formatIssue, type ConfigIssue } from '../config/index.js';
 
 export type IssueSeverity = 'error' | 'warning';
 

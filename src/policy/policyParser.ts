@@ -4,7 +4,7 @@ import { readColumnEntry } from './columnEntryReader.js';
 import { IssueCollector, quoteValue } from './issueCollector.js';
 import { PolicyError, errorsOf, inFileOrder, warningsOf, type PolicyIssue } from './policyError.js';
 import { createPolicySet } from './policySet.js';
-import { ROLE_NAME } from '../config/accountsSection.js';
+import { ROLE_NAME } from '../config/index.js';
 import { STATEMENT_PRIVILEGES, type ColumnPolicy, type PolicySet, type StatementPrivilege } from './policyTypes.js';
 import { formatColumnName, parseColumnName } from './qualifiedName.js';
 

@@ -2,7 +2,7 @@
  * `pgveil policy check`'s account of each role: what it sees of each column through the proxy,
  * and what it may protect and unprotect on the API.
  */
-import type { ApiGrant } from '../config/configTypes.js';
+import type { ApiGrant } from '../config/index.js';
 import { ApiRights } from './apiRights.js';
 import { createPolicySet } from './policySet.js';
 import type { ColumnPolicy, RevealView } from './policyTypes.js';

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
-import type { UpstreamConfig, UpstreamSslMode } from '../config/configTypes.js';
+import type { UpstreamConfig, UpstreamSslMode } from '../config/index.js';
 
 /**
  * pg's `ssl` option for a libpq sslmode: `prefer` and `require` encrypt without checking the

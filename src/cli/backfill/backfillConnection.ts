@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { connectQuietly, describeDatabaseUrl, upstreamSslOption } from '../../policy/upstreamClient.js';
-import type { PgveilConfig } from '../../config/configTypes.js';
+import type { PgveilConfig } from '../../config/index.js';
 import type { CatalogTarget } from '../../policy/index.js';
 import { UsageError } from '../cliIo.js';
 

@@ -1,5 +1,4 @@
-import { loadKeyMaterial, type KeyMaterial } from '../../config/keySource.js';
-import { loadConfig } from '../../config/loadConfig.js';
+import { loadKeyMaterial, loadConfig, type KeyMaterial } from '../../config/index.js';
 import { PolicyError, loadAndValidatePolicies, type ColumnPolicy, type PolicySet } from '../../policy/index.js';
 import { processIo, UsageError, type CliIo } from '../cliIo.js';
 import type { BackfillArgs } from './backfillArgs.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashApiKey } from '../../auth/apiKey.js';
 import { hashPassword } from '../../auth/passwordHash.js';
-import { DEFAULTS, type AccountConfig, type LogLevel, type PgveilConfig } from '../../config/configTypes.js';
+import { DEFAULTS, type AccountConfig, type LogLevel, type PgveilConfig } from '../../config/index.js';
 import { generateMasterKey } from '../../keys/index.js';
 import { generateSelfSignedCertificate } from '../../proxy/tls/selfSignedCertificate.js';
 import { DEMO_UPSTREAM_ROLES } from './demoSchema.js';

@@ -3,7 +3,7 @@
  * override the ports. The secrets exist only in demo mode; `pgveil serve` has no default account.
  */
 import { createServer } from 'node:net';
-import type { Env } from '../../config/envOverrides.js';
+import type { Env } from '../../config/index.js';
 
 export const DEMO_PASSWORD = 'pgveil-demo';
 export const DEMO_API_KEY = 'pgveil-demo-key';

@@ -12,7 +12,7 @@ import {
   connectCatalog, openPolicyStore, readUpstreamRoleFacts, upstreamPrivilegeReport,
   type AccountLogin, type CatalogConnection, type PolicySet, type PolicyStore, type ReloadOutcome,
 } from '../../policy/index.js';
-import type { AccountConfig, ProxyConfig } from '../../config/configTypes.js';
+import type { AccountConfig, ProxyConfig } from '../../config/index.js';
 import { upstreamLoginFor } from '../upstream/upstreamLogins.js';
 import { startProxy, type RunningProxy } from '../index.js';
 import type { ProxyOptions, UpstreamLogin } from '../proxyOptions.js';
