@@ -3,7 +3,7 @@
  * come from the column policies (followed across reloads) and the configuration's `api.grants`
  * (see ApiRights); a refusal is a 403 naming the kind, scope and operation, never a value.
  */
-import type { AuthenticatedAccount } from '../auth/accountAuthenticator.js';
+import type { AuthenticatedAccount } from '../auth/index.js';
 import type { ApiGrant } from '../config/index.js';
 import { DEFAULT_METHOD, DEFAULT_SCOPE, isMethod, type Kind, type ProtectOptions } from '../engine/index.js';
 import { ApiRights, needsApiRight, type ApiOperation, type PolicySet } from '../policy/index.js';

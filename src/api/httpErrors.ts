@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { AuthError } from '../auth/authErrors.js';
+import { AuthError } from '../auth/index.js';
 import { ProtectionError, type ProtectionErrorCode } from '../engine/index.js';
 import { ApiError } from './apiError.js';
 

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { auditedAccountName, type AuditLog } from '../audit/index.js';
-import { AuthError } from '../auth/authErrors.js';
-import type { AuthService } from '../auth/authService.js';
+import { AuthError, type AuthService } from '../auth/index.js';
 import { requireJsonContentType } from './contentType.js';
 import { errorResponseSchema, loginRequestSchema, loginResponseSchema } from './schemas.js';
 

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { AuthenticatedAccount } from '../auth/accountAuthenticator.js';
-import type { AuthService } from '../auth/authService.js';
+import type { AuthenticatedAccount, AuthService } from '../auth/index.js';
 import type { ApiLimits } from '../config/index.js';
 import {
   DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, type Engine, type Kind, type ProtectionResponse,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { AuthService } from '../auth/authService.js';
+import type { AuthService } from '../auth/index.js';
 import type { ApiConfig } from '../config/index.js';
 import type { Engine } from '../engine/index.js';
 import { NO_AUDIT, type AuditLog } from '../audit/index.js';

@@ -1,7 +1,6 @@
 import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { generateApiKey, hashApiKey } from '../auth/apiKey.js';
-import { generatePassword, hashPassword } from '../auth/passwordHash.js';
+import { generateApiKey, hashApiKey, generatePassword, hashPassword } from '../auth/index.js';
 import { normaliseEmail, addAccountToConfigText, ConfigError, parseConfig } from '../config/index.js';
 import { UsageError, type CliIo } from './cliIo.js';
 import { DEFAULT_CONFIG_PATH } from './serve.js';

@@ -5,9 +5,7 @@ import {
   accountChanges, createAuditLog, policyReloadAudit, type AuditDestination, type AuditLog, type PolicyReloadAudit,
 } from '../audit/index.js';
 import { startApiServer, type RunningApi } from '../api/server.js';
-import { AccountStore } from '../auth/accountStore.js';
-import { AuthService } from '../auth/authService.js';
-import { systemClock, type Clock } from '../auth/clock.js';
+import { AccountStore, AuthService, systemClock, type Clock } from '../auth/index.js';
 import { ConfigError, loadKeyMaterial, type AccountConfig, type Env, type KeyMaterial, type PgveilConfig } from '../config/index.js';
 import { createEngine, type Engine } from '../engine/index.js';
 import { Keyring, parseMasterKey, type KeyVersionInput } from '../keys/index.js';

@@ -1,7 +1,7 @@
 /** The proxy's configuration: what the config loader produces and `startProxy` takes. */
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/index.js';
-import type { AccountAuthenticator } from '../auth/accountAuthenticator.js';
+import type { AccountAuthenticator } from '../auth/index.js';
 import type { SessionHooksFactory } from './session/sessionHooks.js';
 import { POSTGRES_LARGE_MESSAGE_LIMIT } from './protocol/messageLimits.js';
 

@@ -6,8 +6,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hashApiKey } from '../../auth/apiKey.js';
-import { hashPassword } from '../../auth/passwordHash.js';
+import { hashApiKey, hashPassword } from '../../auth/index.js';
 import { DEFAULTS, type AccountConfig, type LogLevel, type PgveilConfig } from '../../config/index.js';
 import { generateMasterKey } from '../../keys/index.js';
 import { generateSelfSignedCertificate } from '../../proxy/tls/selfSignedCertificate.js';

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../../audit/index.js';
-import type { AccountAuthenticator } from '../../auth/accountAuthenticator.js';
+import type { AccountAuthenticator } from '../../auth/index.js';
 import type { Engine } from '../../engine/index.js';
 import {
   connectCatalog, openPolicyStore, readUpstreamRoleFacts, upstreamPrivilegeReport,

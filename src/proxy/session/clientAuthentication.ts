@@ -5,8 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import { auditedAccountName, NO_AUDIT, type AuditLog } from '../../audit/index.js';
-import type { AccountAuthenticator, AuthenticatedAccount } from '../../auth/accountAuthenticator.js';
-import { AuthError } from '../../auth/authErrors.js';
+import { AuthError, type AccountAuthenticator, type AuthenticatedAccount } from '../../auth/index.js';
 import { authenticationCleartextPassword } from '../protocol/backendMessages.js';
 import { ConnectionClosed, type HandshakeReader } from '../protocol/handshakeReader.js';
 import { ProtocolViolation } from '../protocol/startupPacket.js';

@@ -3,7 +3,7 @@
  * message to a hook only for the message types the hook names, and only then buffers the whole
  * message. Everything else streams through as the bytes PostgreSQL or the client sent.
  */
-import type { AuthenticatedAccount } from '../../auth/accountAuthenticator.js';
+import type { AuthenticatedAccount } from '../../auth/index.js';
 import type { ProtocolStateView } from './protocolState.js';
 
 /**
