@@ -1,19 +1,13 @@
 import { isAbsolute, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, type PgveilConfig } from '../config/index.js';
-import { connectCatalog, type CatalogConnection, type CatalogTarget } from '../policy/catalogConnection.js';
-import { checkAgainstCatalog } from '../policy/catalogValidation.js';
-import { policyPathText } from '../policy/issueCollector.js';
-import { errorsOf, inFileOrder, warningsOf, type PolicyIssue } from '../policy/policyError.js';
-import { readPolicyFile } from '../policy/policyParser.js';
-import { renderIssues, renderPolicyTable } from '../policy/policyReport.js';
-import { renderRoleRights } from '../policy/roleReport.js';
-import type { CatalogQuery } from '../policy/catalogReader.js';
-import { findCodeOnProtectedTables, renderCodeFindings } from '../policy/codeFindings.js';
-import { createPolicySet } from '../policy/policySet.js';
-import type { PolicySet } from '../policy/policyTypes.js';
-import { readUpstreamRoleFacts, upstreamPrivilegeReport, type AccountLogin, type PrivilegeReport } from '../policy/upstreamPrivileges.js';
-import type { ColumnPolicy } from '../policy/policyTypes.js';
+import {
+  connectCatalog, checkAgainstCatalog, policyPathText, errorsOf, inFileOrder, warningsOf, readPolicyFile,
+  renderIssues, renderPolicyTable, renderRoleRights, findCodeOnProtectedTables, renderCodeFindings,
+  createPolicySet, readUpstreamRoleFacts, upstreamPrivilegeReport, type CatalogConnection,
+  type CatalogTarget, type PolicyIssue, type CatalogQuery, type PolicySet, type AccountLogin,
+  type PrivilegeReport, type ColumnPolicy,
+} from '../policy/index.js';
 import { UsageError, type CliIo } from './cliIo.js';
 
 export const POLICY_CHECK_USAGE =

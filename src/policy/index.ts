@@ -3,7 +3,11 @@ export type { CatalogQuery, CatalogRow } from './catalogReader.js';
 export { connectCatalog, pgCatalogQuery, type CatalogConnection, type CatalogTarget } from './catalogConnection.js';
 export { checkAgainstCatalog, validateAgainstCatalog, type CatalogCheck } from './catalogValidation.js';
 export type { ColumnType, TypeFamily } from './columnType.js';
-export { PolicyError, formatPolicyIssue, type IssueSeverity, type PolicyIssue } from './policyError.js';
+export {
+  PolicyError, errorsOf, formatPolicyIssue, inFileOrder, warningsOf, type IssueSeverity, type PolicyIssue,
+} from './policyError.js';
+export { policyPathText } from './issueCollector.js';
+export { renderIssues, renderPolicyTable } from './policyReport.js';
 export { loadPolicyFile, parsePolicies, readPolicyFile, readPolicyText, type PolicyReadResult } from './policyParser.js';
 export { createPolicySet } from './policySet.js';
 export {
@@ -21,7 +25,10 @@ export {
 } from './upstreamPrivileges.js';
 export { findCodeOnProtectedTables, renderCodeFindings, type CodeFinding } from './codeFindings.js';
 export { columnsWithoutPlaintext, lacksPlaintextSomewhere } from './plaintextReach.js';
-export { formatColumnName, parseColumnName, quoteIdentifier, type ColumnName } from './qualifiedName.js';
+export {
+  formatColumnName, formatTableName, parseColumnName, quoteIdentifier, type ColumnName,
+} from './qualifiedName.js';
 export {
   effectiveView, maskOptions, readAction, readActionFor, resolveView, viewOfRole, type ReadAction,
 } from './revealView.js';
+export { connectQuietly, describeDatabaseUrl, pgSslOption, upstreamSslOption } from './upstreamClient.js';

@@ -1,7 +1,6 @@
 import pg from 'pg';
-import { connectQuietly, describeDatabaseUrl, upstreamSslOption } from '../../policy/upstreamClient.js';
+import { connectQuietly, describeDatabaseUrl, upstreamSslOption, type CatalogTarget } from '../../policy/index.js';
 import type { PgveilConfig } from '../../config/index.js';
-import type { CatalogTarget } from '../../policy/index.js';
 import { UsageError } from '../cliIo.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;

@@ -1,5 +1,4 @@
-import { formatTableName } from '../../policy/qualifiedName.js';
-import type { TableName } from '../../policy/index.js';
+import { formatTableName, type TableName } from '../../policy/index.js';
 import type { BackfillConnection } from './backfillConnection.js';
 import { qualifiedTableSql } from './sqlNames.js';
 

@@ -5,8 +5,7 @@
  * refresh keeps nothing idle to break.
  */
 import pg from 'pg';
-import { pgCatalogQuery } from '../../policy/index.js';
-import { connectQuietly, pgSslOption } from '../../policy/upstreamClient.js';
+import { pgCatalogQuery, connectQuietly, pgSslOption } from '../../policy/index.js';
 import type { UpstreamOptions } from '../proxyOptions.js';
 import { readCatalogSnapshot, type CatalogSnapshot } from './catalogSnapshot.js';
 
