@@ -1,16 +1,15 @@
 import type { Logger } from 'pino';
-import { createApiAuthoriser } from '../api/authorisation.js';
 import { timingSafeEqual } from 'node:crypto';
+import { createApiAuthoriser, startApiServer, type RunningApi } from '../api/index.js';
 import {
   accountChanges, createAuditLog, policyReloadAudit, type AuditDestination, type AuditLog, type PolicyReloadAudit,
 } from '../audit/index.js';
-import { startApiServer, type RunningApi } from '../api/server.js';
 import { AccountStore, AuthService, systemClock, type Clock } from '../auth/index.js';
 import { ConfigError, loadKeyMaterial, type AccountConfig, type Env, type KeyMaterial, type PgveilConfig } from '../config/index.js';
 import { createEngine, type Engine } from '../engine/index.js';
 import { Keyring, parseMasterKey, type KeyVersionInput } from '../keys/index.js';
 import { openPolicyStore, type PolicyStore, type ReloadOutcome } from '../policy/index.js';
-import { startConfiguredProxy } from '../proxy/policy/configuredProxy.js';
+import { startConfiguredProxy } from '../proxy/index.js';
 
 export interface ServicesOptions {
   logger: Logger;

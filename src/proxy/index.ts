@@ -1,5 +1,11 @@
-/** The PostgreSQL wire-protocol proxy: start it with `startProxy(options)`. */
+/**
+ * The PostgreSQL wire-protocol proxy: start it with `startProxy(options)`, or with the configuration's
+ * proxy section and column policies with `startConfiguredProxy(options)`.
+ */
 export { startProxy, type RunningProxy } from './proxyServer.js';
+export {
+  startConfiguredProxy, type ConfiguredProxy, type ConfiguredProxyOptions,
+} from './policy/configuredProxy.js';
 export type {
   ProxyOptions, ClientTlsOptions, ClientTlsMode, UpstreamOptions, UpstreamSslMode,
 } from './proxyOptions.js';

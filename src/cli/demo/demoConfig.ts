@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { hashApiKey, hashPassword } from '../../auth/index.js';
 import { DEFAULTS, type AccountConfig, type LogLevel, type PgveilConfig } from '../../config/index.js';
 import { generateMasterKey } from '../../keys/index.js';
-import { generateSelfSignedCertificate } from '../../proxy/tls/selfSignedCertificate.js';
+import { generateSelfSignedCertificate } from '../../proxy/index.js';
 import { DEMO_UPSTREAM_ROLES } from './demoSchema.js';
 import {
   DEMO_ACCOUNTS, DEMO_API_KEY, DEMO_DB_NAME, DEMO_DB_USER, DEMO_HOST, DEMO_PASSWORD, type DemoPorts,

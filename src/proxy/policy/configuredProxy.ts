@@ -14,7 +14,7 @@ import {
 } from '../../policy/index.js';
 import type { AccountConfig, ProxyConfig } from '../../config/index.js';
 import { upstreamLoginFor } from '../upstream/upstreamLogins.js';
-import { startProxy, type RunningProxy } from '../index.js';
+import { startProxy, type RunningProxy } from '../proxyServer.js';
 import type { ProxyOptions, UpstreamLogin } from '../proxyOptions.js';
 import { createPolicyHooks, type PolicyHooks } from './policyHooks.js';
 
