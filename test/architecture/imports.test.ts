@@ -155,11 +155,24 @@ describe('src/ import structure', () => {
   });
 
   it('has no import cycles between files (type-only imports included)', () => {
-    const kind = new Map(graph.edges.map((e) => [`${e.from} ${e.to}`, e.typeOnly]));
+    const valueEdges = new Set(graph.edges.filter((e) => !e.typeOnly).map((e) => `${e.from} ${e.to}`));
     const found = cycles(graph.files, graph.edges).map((path) => path
-      .map((file, i) => (i === 0 ? file : `${kind.get(`${path[i - 1]} ${file}`) ? '(type) ' : ''}→ ${file}`))
+      .map((file, i) => (i === 0 ? file : `${valueEdges.has(`${path[i - 1]} ${file}`) ? '' : '(type) '}→ ${file}`))
       .join(' '));
-    expect(found, `import cycles:\n  ${found.join('\n  ')}`).toEqual([]);
+    expect(found, `import cycles ((type) marks a type-only import):\n  ${found.join('\n  ')}`).toEqual([]);
+  });
+
+  it('gives each top-level module an index.ts', () => {
+    const modules = [...new Set(graph.files.map(moduleOf))].filter((m) => m !== '');
+    const missing = modules.filter((m) => !graph.files.includes(`${m}/index.ts`));
+    expect(missing, `modules without an index.ts: ${missing.join(', ')}`).toEqual([]);
+  });
+
+  it('reaches another top-level module only through its index.ts', () => {
+    const deep = [...new Set(graph.edges
+      .filter((e) => moduleOf(e.from) !== moduleOf(e.to) && e.to !== `${moduleOf(e.to)}/index.ts`)
+      .map((e) => `${e.from} → ${e.to}`))];
+    expect(deep, `deep imports between modules:\n  ${deep.join('\n  ')}`).toEqual([]);
   });
 
   it('has no cycles between top-level modules', () => {
