@@ -276,11 +276,6 @@ export function readParameterStatus(frame: Buffer): { name: string; value: strin
   return { name: reader.cString(), value: reader.cString() };
 }
 
-/** CopyInResponse/CopyOutResponse: 0 text, 1 binary (the overall format). */
-export function copyResponseFormat(frame: Buffer): number {
-  return frame[5] ?? 0;
-}
-
 /** The body of a CopyData frame. */
 export function copyData(frame: Buffer): Buffer {
   return frame.subarray(5);

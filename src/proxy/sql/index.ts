@@ -2,7 +2,7 @@
  * SQL analysis for the proxy's write path: which `$n` and which constant of a statement feeds which
  * protected column, COPY targets, and what to refuse. Call `loadSqlParser()` once at start-up.
  */
-export { loadSqlParser, isSqlParserLoaded } from './sqlParser.js';
+export { loadSqlParser } from './sqlParser.js';
 export { forgetParsed, parseAhead } from './parseWorker.js';
 export { analyseSql } from './sqlAnalyser.js';
 export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';

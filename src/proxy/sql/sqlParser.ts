@@ -18,10 +18,6 @@ export function loadSqlParser(): Promise<void> {
   return loading;
 }
 
-export function isSqlParserLoaded(): boolean {
-  return loaded;
-}
-
 function assertLoaded(): void {
   if (!loaded) throw new Error('pgveil SQL analysis: call loadSqlParser() before analysing statements');
 }
