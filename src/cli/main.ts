@@ -4,6 +4,7 @@ import { AccountExistsError, ConfigError } from '../config/index.js';
 import { KeyError } from '../keys/index.js';
 import { ACCOUNT_ADD_USAGE, accountAddCommand } from './accountAdd.js';
 import { processIo, UsageError, type CliIo } from './cliIo.js';
+import { COMMAND_HELP, commandHelpText } from './commandHelp.js';
 import { DEMO_USAGE, demoCommand } from './demo.js';
 import { KEYS_GENERATE_USAGE, keysGenerateCommand } from './keysGenerate.js';
 import { POLICY_CHECK_USAGE, policyCheckCommand } from './policyCheck.js';
@@ -25,7 +26,16 @@ const COMMANDS: Record<string, { usage: string; run: Command }> = {
 };
 
 function usage(): string {
-  return ['Usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
+  const names = Object.keys(COMMANDS);
+  const width = Math.max(...names.map((name) => name.length));
+  return [
+    'Usage: pgveil <command> [options]',
+    '',
+    'Commands:',
+    ...names.map((name) => `  ${name.padEnd(width)}  ${COMMAND_HELP[name]?.summary ?? ''}`),
+    '',
+    "Run 'pgveil <command> --help' for a command's options and examples.",
+  ].join('\n');
 }
 
 function findCommand(argv: string[]): { name: string; rest: string[] } | undefined {
@@ -49,6 +59,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
   const command = COMMANDS[found.name];
   if (!command) return 2;
+  if (found.rest.includes('--help') || found.rest.includes('-h')) {
+    io.out(commandHelpText(found.name, command.usage));
+    return 0;
+  }
   try {
     return await command.run(found.rest, io);
   } catch (err) {
