@@ -8,7 +8,7 @@ import pino from 'pino';
 import { createEngine } from '../../src/engine/engine.js';
 import { openPolicyStore } from '../../src/policy/index.js';
 import { startProxy, type UpstreamOptions } from '../../src/proxy/index.js';
-import { createPolicyHooks } from '../../src/proxy/policy/index.js';
+import { createPolicyHooks } from '../../src/proxy/enforcement/index.js';
 
 interface BenchProxyConfig {
   upstream: UpstreamOptions;

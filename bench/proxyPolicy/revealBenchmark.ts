@@ -5,7 +5,7 @@
  * insertBenchmark.ts. Run: npx tsx bench/proxyPolicy/revealBenchmark.ts [rows]
  */
 import pg from 'pg';
-import { ANALYST, APP, startPolicyHarness } from '../../test/proxy-policy/support/policyHarness.js';
+import { ANALYST, APP, startPolicyHarness } from '../../test/proxy/enforcement/support/policyHarness.js';
 
 const ROWS = Number(process.argv[2] ?? 100_000);
 const harness = await startPolicyHarness();
@@ -65,7 +65,7 @@ function luhn(digits: string): string {
 
 async function writePolicies(): Promise<void> {
   const { writeFile } = await import('node:fs/promises');
-  const { POLICIES_YAML } = await import('../../test/proxy-policy/support/policyHarness.js');
+  const { POLICIES_YAML } = await import('../../test/proxy/enforcement/support/policyHarness.js');
   const extra = `
   public.bulk.ssn: { kind: ssn, method: fpe, scope: customers, reveal: { app: plaintext } }
   public.bulk.card_number: { kind: ccn, method: fpe, scope: payments, reveal: { app: plaintext } }

@@ -5,7 +5,7 @@
 export { startProxy, type RunningProxy } from './proxyServer.js';
 export {
   startConfiguredProxy, type ConfiguredProxy, type ConfiguredProxyOptions,
-} from './policy/configuredProxy.js';
+} from './configuredProxy.js';
 export type {
   ProxyOptions, ClientTlsOptions, ClientTlsMode, UpstreamOptions, UpstreamSslMode,
 } from './proxyOptions.js';

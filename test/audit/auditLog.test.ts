@@ -12,7 +12,7 @@ import { createApiAuthoriser } from '../../src/api/authorisation.js';
 import { createAuditLog, type AuditLog } from '../../src/audit/index.js';
 import { parsePolicies } from '../../src/policy/index.js';
 import { apiConfig, authHeaders, login, makeAccount, startHarness, type Harness, type TestAccount } from '../api/support/apiHarness.js';
-import { APP, POLICIES_YAML, startPolicyHarness, SUPPORT, type PolicyHarness } from '../proxy-policy/support/policyHarness.js';
+import { APP, POLICIES_YAML, startPolicyHarness, SUPPORT, type PolicyHarness } from '../proxy/enforcement/support/policyHarness.js';
 
 const SSN = '123-45-6789';
 const EMAIL = 'jane.doe@example.com';

@@ -1,0 +1,340 @@
+/**
+ * Server → client: the read path, and following the replies. RowDescription gives each result
+ * set its plan (from table OIDs and attnums, never from SQL text); DataRows of a planned result
+ * are held in batches and rewritten with one engine call per column; COPY TO rows likewise.
+ * Result sets with no planned column pass as raw bytes. ErrorResponses that answer a refused
+ * message carry pgveil's message; replies to pgveil's own Describe are dropped.
+ */
+import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
+import type { ColumnPolicies } from './catalog/columnPolicies.js';
+import { CopyInRewriter } from './writePath/copyInRewriter.js';
+import { CopyOutRewriter } from './readPath/copyOutRewriter.js';
+import type { CopyStream } from './writePath/copyTargets.js';
+import type { PolicySessionState } from './policySessionState.js';
+import { settleUnanswered, type ExpectedReply, type PortalInfo } from './replyQueue.js';
+import { namesTableColumns, planResult, type ResultPlan } from './readPath/resultPlan.js';
+import { rewriteDataRows } from './readPath/rowRewriter.js';
+import {
+  commandTag, readParameterDescription, readParameterStatus, readRowDescription, type FieldDescription,
+} from '../protocol/wireMessages.js';
+
+const BATCH_ROWS = 2048;
+const FIRST_NORMAL_OID = 16384;
+const BATCH_BYTES = 1 << 20;
+const DDL_TAG = /^(CREATE|ALTER|DROP|IMPORT|REFRESH|SECURITY LABEL)\b/;
+
+type Rewrite = (frames: Buffer[]) => Promise<Buffer[]>;
+
+type RevealingFields = readonly { readonly policy: { readonly key: string }; readonly action: string }[];
+
+/** The policy keys of the columns a plan decrypts to plaintext (masks and tokens reveal nothing), once per plan. */
+const plaintextColumnsOf = new WeakMap<RevealingFields, string[]>();
+function plaintextColumns(fields: RevealingFields): string[] {
+  let columns = plaintextColumnsOf.get(fields);
+  if (columns === undefined) {
+    columns = fields.filter((field) => field.action === 'unprotect').map((field) => field.policy.key);
+    plaintextColumnsOf.set(fields, columns);
+  }
+  return columns;
+}
+
+export class BackendPolicy {
+  /** The plan of the current simple-query result set. */
+  private queryPlan: ResultPlan | undefined;
+  private readonly portalPlans = new WeakMap<PortalInfo, ResultPlan | null>();
+  private copyOut: CopyOutRewriter | undefined;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private heldRewrite: Rewrite | undefined;
+
+  constructor(private readonly state: PolicySessionState) {}
+
+  handle(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+    const type = frame[0] as number;
+    if (type === 0x44 /* D */) return this.dataRow(frame);
+    if (type === 0x64 /* d */) return this.copyData(frame);
+    const verdict = this.control(type, frame);
+    if (this.held.length === 0) return verdict;
+    const flushed = this.flush();
+    if (verdict instanceof Promise) return Promise.all([flushed, verdict]).then(([rows, bytes]) => Buffer.concat([rows, bytes ?? frame]));
+    return flushed.then((rows) => Buffer.concat([rows, verdict ?? frame]));
+  }
+
+  private dataRow(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+    const head = this.state.queue.first;
+    if (head?.kind === 'execute' && head.portal !== undefined && !this.portalPlans.has(head.portal) && this.state.policiesNow() === undefined) {
+      return this.state.policies().then(() => this.dataRow(frame));
+    }
+    const plan = head?.kind === 'execute' ? this.portalPlan(head.portal) : head?.kind === 'query' ? this.queryPlan : undefined;
+    if (plan === undefined) return undefined;
+    const engine = this.state.services.engine;
+    const metrics = this.state.services.metrics;
+    const dateStyle = this.state.settings.dateStyle;
+    const revealed = plaintextColumns(plan.fields);
+    const state = this.state;
+    return this.hold(frame, (rows) => {
+      // Recorded before the batch can leave: the audit line precedes the plaintext.
+      if (revealed.length > 0) state.revealed(revealed, rows.length);
+      return rewriteDataRows(rows, plan, engine, metrics, dateStyle);
+    });
+  }
+
+  private copyData(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+    const rewriter = this.copyOut;
+    if (rewriter === undefined) return undefined;
+    const revealed = plaintextColumns(rewriter.columns);
+    const state = this.state;
+    return this.hold(frame, (rows) => {
+      if (revealed.length > 0) state.revealed(revealed, rows.length);
+      return rewriter.rewrite(rows);
+    });
+  }
+
+  /** Holds a frame for the batch; hands the batch over once it is full. */
+  private hold(frame: Buffer, rewrite: Rewrite): MessageVerdict | Promise<MessageVerdict> {
+    // A batch holds rows of one result only: whatever ends a result flushes it first.
+    this.heldRewrite ??= rewrite;
+    this.held.push(frame);
+    this.heldBytes += frame.length;
+    if (this.held.length < BATCH_ROWS && this.heldBytes < BATCH_BYTES) return DROP;
+    return this.flush();
+  }
+
+  private async flush(): Promise<Buffer> {
+    const frames = this.held;
+    const rewrite = this.heldRewrite;
+    this.held = [];
+    this.heldBytes = 0;
+    this.heldRewrite = undefined;
+    if (rewrite === undefined || frames.length === 0) return Buffer.concat(frames);
+    return Buffer.concat(await rewrite(frames));
+  }
+
+  private portalPlan(portal: PortalInfo | undefined): ResultPlan | undefined {
+    if (portal === undefined) return undefined;
+    const known = this.portalPlans.get(portal);
+    if (known !== undefined) return known ?? undefined;
+    const policies = this.state.policiesNow();
+    let plan: ResultPlan | undefined;
+    if (policies !== undefined) {
+      if (portal.described) plan = this.plan(policies, portal.described);
+      else if (portal.statement?.fields) plan = this.plan(policies, portal.statement.fields, portal.resultFormats);
+    }
+    this.portalPlans.set(portal, plan ?? null);
+    return plan;
+  }
+
+  private plan(policies: ColumnPolicies, fields: readonly FieldDescription[], formats?: readonly number[]): ResultPlan | undefined {
+    return planResult(fields, (oid, attnum) => policies.policyOf(oid, attnum), this.state.actions, formats);
+  }
+
+  private control(type: number, frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+    const state = this.state;
+    const queue = state.queue;
+    const head = queue.first;
+    switch (type) {
+      case 0x31: // 1 ParseComplete
+      case 0x32: // 2 BindComplete
+      case 0x33: // 3 CloseComplete
+        if (head !== undefined && head.kind === ({ 0x31: 'parse', 0x32: 'bind', 0x33: 'close' } as const)[type]) {
+          queue.shift();
+          head.settle?.('done');
+        }
+        return undefined;
+      case 0x74: { // t ParameterDescription
+        if (head?.kind !== 'describe-statement') return undefined;
+        const types = readParameterDescription(frame);
+        head.statement.paramTypes = types.map((oid, i) => (head.statement.paramTypes[i] || oid));
+        return head.internal ? DROP : undefined;
+      }
+      case 0x54: return this.rowDescription(frame, head); // T
+      case 0x6e: // n NoData
+        if (head?.kind === 'describe-statement') head.statement.fields = null;
+        else if (head?.kind === 'describe-portal') head.portal.described = null;
+        else return undefined;
+        queue.shift();
+        return head.internal ? DROP : undefined;
+      case 0x43: { // C CommandComplete
+        const tag = commandTag(frame);
+        if (DDL_TAG.test(tag)) {
+          state.ddlCompleted = true;
+          state.catalog.markStale();
+        }
+        this.followCommand(head, tag);
+        this.endResult(head);
+        return undefined;
+      }
+      case 0x49: // I EmptyQueryResponse
+      case 0x73: // s PortalSuspended
+        this.endResult(head);
+        return undefined;
+      case 0x45: return this.error(head); // E
+      case 0x5a: return this.readyForQuery(frame); // Z
+      case 0x47: return this.copyStart('in', head); // G CopyInResponse
+      case 0x48: return this.copyStart('out', head); // H CopyOutResponse
+      case 0x63: // c CopyDone
+        this.copyOut = undefined;
+        return undefined;
+      case 0x53: { // S ParameterStatus
+        const { name, value } = readParameterStatus(frame);
+        state.settings.update(name, value);
+        if (name === 'search_path') state.searchPath.reported(value);
+        return undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  private rowDescription(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
+    if (head === undefined || (head.kind !== 'describe-statement' && head.kind !== 'describe-portal' && head.kind !== 'query')) return undefined;
+    const fields = readRowDescription(frame);
+    if (head.kind === 'describe-statement') {
+      head.statement.fields = fields;
+      this.state.queue.shift();
+      const verdict = head.internal ? DROP : undefined;
+      return this.catalogReady(fields, () => verdict);
+    }
+    if (head.kind === 'describe-portal') {
+      head.portal.described = fields;
+      this.portalPlans.delete(head.portal);
+      this.state.queue.shift();
+      const verdict = head.internal ? DROP : undefined;
+      return this.catalogReady(fields, () => verdict);
+    }
+    return this.catalogReady(fields, (policies) => {
+      this.queryPlan = policies === undefined ? undefined : this.plan(policies, fields);
+      return undefined;
+    });
+  }
+
+  /**
+   * Runs `then` once the catalog knows every table the fields name (loading or refreshing it
+   * first when needed: a table created since the last load shows up as an unknown OID).
+   */
+  private catalogReady(fields: readonly FieldDescription[], then: (policies: ColumnPolicies | undefined) => MessageVerdict): MessageVerdict | Promise<MessageVerdict> {
+    if (!namesTableColumns(fields)) return then(undefined);
+    const now = this.state.policiesNow();
+    const catalog = this.state.catalog;
+    // OIDs below 16384 are the system's own (pg_catalog, information_schema): never user tables.
+    const unknown = (policies: ColumnPolicies): string[] => fields
+      .filter((field) => field.tableOid >= FIRST_NORMAL_OID && !policies.snapshot.relations.has(field.tableOid))
+      .map((field) => `oid:${field.tableOid}`)
+      .filter((key) => !catalog.recentlyConfirmedMissing(key));
+    if (now !== undefined && unknown(now).length === 0) return then(now);
+    return (async () => {
+      let policies = await this.state.policies();
+      const missing = unknown(policies);
+      if (missing.length > 0) {
+        await catalog.afterMiss();
+        policies = await this.state.policies();
+        catalog.confirmMissing(unknown(policies));
+      }
+      // Any plan cached under the old catalog is stale.
+      return then(policies);
+    })();
+  }
+
+  private endResult(head: ExpectedReply | undefined): void {
+    this.copyOut = undefined;
+    if (this.state.copyIn !== undefined) this.state.copyIn = undefined;
+    if (head?.kind === 'execute') this.state.queue.shift();
+    else if (head?.kind === 'query') this.queryPlan = undefined;
+    this.state.backendEvent();
+  }
+
+  /** A statement completed: its effects on search_path, role and transaction now hold. */
+  private followCommand(head: ExpectedReply | undefined, tag: string): void {
+    const searchPath = this.state.searchPath;
+    if (head?.kind === 'execute') {
+      searchPath.completed(head.effects, tag);
+      head.settle?.('done');
+    } else if (head?.kind === 'query') {
+      const effects = head.effects ?? [];
+      const index = head.completedCommands ?? 0;
+      head.completedCommands = index + 1;
+      head.settles?.[index]?.('done');
+      // Text the parser could not split has one entry: every command it runs counts as it.
+      searchPath.completed(effects[Math.min(index, effects.length - 1)], tag);
+    }
+  }
+
+  private error(head: ExpectedReply | undefined): MessageVerdict {
+    const state = this.state;
+    state.searchPath.failed();
+    this.copyOut = undefined;
+    this.queryPlan = undefined;
+    if (state.copyIn !== undefined) {
+      state.copyIn.failed = true;
+      state.copyIn.failSent = true;
+    }
+    const replacement = head?.refusal;
+    if (head !== undefined) settleUnanswered(head, 'failed');
+    if (head !== undefined && head.kind !== 'query' && head.kind !== 'function' && head.kind !== 'sync') {
+      // Extended protocol: PostgreSQL skips every message up to the next Sync.
+      state.queue.shift();
+      state.queue.shiftWhile((reply) => reply.kind !== 'sync', (reply) => settleUnanswered(reply, 'skipped'));
+    }
+    state.backendEvent();
+    return replacement;
+  }
+
+  private readyForQuery(frame: Buffer): MessageVerdict {
+    const state = this.state;
+    const status = String.fromCharCode(frame[5] ?? 0x49);
+    state.queue.shiftWhile((reply) => reply.kind !== 'sync' && reply.kind !== 'query' && reply.kind !== 'function', (reply) => settleUnanswered(reply, 'skipped'));
+    const answered = state.queue.shift();
+    if (answered?.kind === 'query') {
+      settleUnanswered(answered, 'skipped');
+      answered.answered?.('done');
+    }
+    const domain = answered?.kind === 'sync' || answered?.kind === 'query' || answered?.kind === 'function' ? answered.domain : undefined;
+    state.searchPath.readyForQuery(status, domain);
+    this.queryPlan = undefined;
+    this.copyOut = undefined;
+    state.copyIn = undefined;
+    state.settings.settled();
+    if (state.ddlCompleted || state.ddlPending) state.catalog.markStale();
+    if (status === 'I') {
+      if (state.uncommittedDdl) state.catalog.markStale();
+      state.uncommittedDdl = false;
+      state.portals.clearConfirmed();
+      // Messages sent after this Sync may carry DDL of their own: keep what is pending until they are answered.
+      if (state.queue.length === 0) state.pendingSchema.clear();
+    } else if (state.ddlCompleted || state.ddlPending) {
+      state.uncommittedDdl = true;
+    }
+    state.ddlCompleted = false;
+    state.ddlPending = false;
+    state.backendEvent();
+    return undefined;
+  }
+
+  private copyStart(direction: 'in' | 'out', head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
+    const state = this.state;
+    let stream: CopyStream | undefined;
+    if (head?.kind === 'query' || head?.kind === 'execute') {
+      const at = head.copies.findIndex((copy) => copy.direction === direction);
+      if (at >= 0) stream = head.copies.splice(0, at + 1)[at];
+    }
+    const start = (policies: ColumnPolicies | undefined): MessageVerdict => {
+      if (stream?.direction === 'in') {
+        const rewriter = stream.target && policies ? new CopyInRewriter(stream.target, policies, state.services.engine, state.settings.dateStyle) : undefined;
+        state.copyIn = { rewriter, failed: false, failSent: false };
+      } else if (direction === 'in') {
+        // A COPY pgveil did not see coming: its rows cannot be checked, so the COPY is failed.
+        state.copyIn = { rewriter: undefined, failed: true, failSent: false };
+      } else if (stream?.direction === 'out' && stream.columns.length > 0) {
+        this.copyOut = new CopyOutRewriter(stream, state.services.engine, state.services.metrics, state.settings.dateStyle);
+      }
+      state.backendEvent();
+      return undefined;
+    };
+    if (stream?.direction === 'in' && stream.target !== undefined) {
+      const now = state.policiesNow();
+      if (now !== undefined) return start(now);
+      return state.policies().then(start);
+    }
+    return start(undefined);
+  }
+}

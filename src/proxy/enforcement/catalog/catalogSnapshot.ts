@@ -1,0 +1,180 @@
+/**
+ * One reading of the upstream catalog: every user relation with its live columns (attnum order,
+ * domain types resolved to their base type), which tables inherit from which (partitions too),
+ * and for views which base column each plain view column shows and which base columns each
+ * computed one reads. Immutable once read.
+ */
+import type { CatalogQuery, CatalogRow } from '../../../policy/index.js';
+import { viewColumnOrigins, viewComputedSources, type AttributeRef } from './viewRuleOrigins.js';
+
+export interface CatalogColumn {
+  readonly attnum: number;
+  readonly name: string;
+  /** The base type when the column's type is a domain. */
+  readonly typeOid: number;
+  readonly typmod: number;
+}
+
+export interface CatalogRelation {
+  readonly oid: number;
+  readonly schema: string;
+  readonly table: string;
+  /** r table, p partitioned, v view, m materialized view, f foreign table. */
+  readonly relkind: string;
+  readonly columns: readonly CatalogColumn[];
+  readonly byAttnum: ReadonlyMap<number, CatalogColumn>;
+  /** Direct parents (inheritance and partitioning). */
+  readonly parents: readonly number[];
+  /** Views: view attnum → the base relation column it shows unchanged. */
+  readonly origins: ReadonlyMap<number, { readonly oid: number; readonly attnum: number }>;
+  /** Views: view attnum of a computed column → the columns it reads (attnum 0: the whole row). */
+  readonly computed: ReadonlyMap<number, readonly AttributeRef[]>;
+}
+
+export interface CatalogSnapshot {
+  readonly relations: ReadonlyMap<number, CatalogRelation>;
+  /** `schema\0table` → relation. */
+  readonly byName: ReadonlyMap<string, CatalogRelation>;
+  /** Bare table name → relations of that name in any schema. */
+  readonly byBareName: ReadonlyMap<string, readonly CatalogRelation[]>;
+  readonly currentUser: string;
+  /**
+   * The search_path a session of `currentUser` on this database starts with when its login sets
+   * none (server, database or role default); undefined when this connection's own login options
+   * set it, so it says nothing about the sessions'.
+   */
+  readonly defaultSearchPath?: string;
+  /** Schemas `currentUser` may not use (no USAGE): name lookup skips them. */
+  readonly schemasWithoutUsage?: ReadonlySet<string>;
+  /** The number of the reading (DatabaseCatalog.readsStarted when it started), set by the catalog cache. */
+  readonly readSequence?: number;
+}
+
+export function nameKey(schema: string, table: string): string {
+  return `${schema}\u0000${table}`;
+}
+
+const RELATIONS_SQL = `
+SELECT c.oid::int8 AS oid, n.nspname AS schema_name, c.relname AS table_name, c.relkind::text AS relkind,
+       a.attnum AS attnum, a.attname AS column_name,
+       COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)::int8 AS type_oid,
+       CASE WHEN t.typbasetype <> 0 AND a.atttypmod < 0 THEN t.typtypmod ELSE a.atttypmod END AS typmod
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+  JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND n.nspname NOT LIKE 'pg\\_toast%'
+ ORDER BY c.oid, a.attnum`;
+
+const INHERITS_SQL = 'SELECT inhrelid::int8 AS child, inhparent::int8 AS parent FROM pg_catalog.pg_inherits ORDER BY inhseqno';
+
+const VIEW_RULES_SQL = `
+SELECT r.ev_class::int8 AS view_oid, r.ev_action::text AS action
+  FROM pg_catalog.pg_rewrite r
+  JOIN pg_catalog.pg_class c ON c.oid = r.ev_class
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE r.rulename = '_RETURN' AND c.relkind IN ('v', 'm')
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema')`;
+
+/** The columns (objsubid 0: the whole relation) each view's rule depends on. */
+const VIEW_DEPENDENCIES_SQL = `
+SELECT r.ev_class::int8 AS view_oid, d.refobjid::int8 AS ref_oid, d.refobjsubid::int AS ref_attnum
+  FROM pg_catalog.pg_depend d
+  JOIN pg_catalog.pg_rewrite r ON d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.objid = r.oid
+  JOIN pg_catalog.pg_class c ON c.oid = r.ev_class
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE d.refclassid = 'pg_catalog.pg_class'::regclass AND d.refobjid <> r.ev_class
+   AND r.rulename = '_RETURN' AND c.relkind IN ('v', 'm')
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema')`;
+
+/** Who reads, and the search_path its sessions start with (pg_settings: its source too). */
+const SESSION_DEFAULTS_SQL = `
+SELECT current_user::text AS name, s.setting AS search_path, s.source AS search_path_source
+  FROM pg_catalog.pg_settings s WHERE s.name = 'search_path'`;
+
+const SCHEMAS_WITHOUT_USAGE_SQL = `
+SELECT nspname AS schema_name FROM pg_catalog.pg_namespace WHERE NOT has_schema_privilege(oid, 'USAGE')`;
+
+function num(row: CatalogRow, key: string): number {
+  return Number(row[key]);
+}
+
+function str(row: CatalogRow, key: string): string {
+  const value = row[key];
+  return typeof value === 'string' ? value : String(value ?? '');
+}
+
+interface MutableRelation {
+  oid: number;
+  schema: string;
+  table: string;
+  relkind: string;
+  columns: CatalogColumn[];
+  byAttnum: Map<number, CatalogColumn>;
+  parents: number[];
+  origins: Map<number, { oid: number; attnum: number }>;
+  computed: Map<number, readonly AttributeRef[]>;
+}
+
+export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogSnapshot> {
+  const [rows, inherits, rules, dependencies, users, unusable] = [
+    await query(RELATIONS_SQL, []),
+    await query(INHERITS_SQL, []),
+    await query(VIEW_RULES_SQL, []),
+    await query(VIEW_DEPENDENCIES_SQL, []),
+    await query(SESSION_DEFAULTS_SQL, []),
+    await query(SCHEMAS_WITHOUT_USAGE_SQL, []),
+  ];
+  const relations = new Map<number, MutableRelation>();
+  for (const row of rows) {
+    const oid = num(row, 'oid');
+    let relation = relations.get(oid);
+    if (relation === undefined) {
+      relation = {
+        oid, schema: str(row, 'schema_name'), table: str(row, 'table_name'), relkind: str(row, 'relkind'),
+        columns: [], byAttnum: new Map(), parents: [], origins: new Map(), computed: new Map(),
+      };
+      relations.set(oid, relation);
+    }
+    const column: CatalogColumn = {
+      attnum: num(row, 'attnum'), name: str(row, 'column_name'), typeOid: num(row, 'type_oid'), typmod: num(row, 'typmod'),
+    };
+    relation.columns.push(column);
+    relation.byAttnum.set(column.attnum, column);
+  }
+  for (const row of inherits) relations.get(num(row, 'child'))?.parents.push(num(row, 'parent'));
+  const dependsOn = new Map<number, AttributeRef[]>();
+  for (const row of dependencies) {
+    const list = dependsOn.get(num(row, 'view_oid')) ?? [];
+    list.push({ oid: num(row, 'ref_oid'), attnum: num(row, 'ref_attnum') });
+    dependsOn.set(num(row, 'view_oid'), list);
+  }
+  for (const row of rules) {
+    const view = relations.get(num(row, 'view_oid'));
+    if (view === undefined) continue;
+    const action = str(row, 'action');
+    for (const [attnum, origin] of viewColumnOrigins(action)) view.origins.set(attnum, origin);
+    // A computed column pgveil cannot trace is taken to read everything the view reads.
+    for (const [attnum, sources] of viewComputedSources(action)) {
+      view.computed.set(attnum, sources === 'unknown' ? dependsOn.get(view.oid) ?? [] : sources);
+    }
+  }
+  const byName = new Map<string, CatalogRelation>();
+  const byBareName = new Map<string, CatalogRelation[]>();
+  for (const relation of relations.values()) {
+    byName.set(nameKey(relation.schema, relation.table), relation);
+    const same = byBareName.get(relation.table) ?? [];
+    same.push(relation);
+    byBareName.set(relation.table, same);
+  }
+  const defaults = users[0] ?? {};
+  const schemasWithoutUsage = new Set(unusable.map((row) => str(row, 'schema_name')));
+  // 'client': set by this connection's startup options (PGOPTIONS), not a default sessions share.
+  const defaultSearchPath = str(defaults, 'search_path_source') === 'client' ? undefined : str(defaults, 'search_path');
+  return {
+    relations, byName, byBareName, currentUser: str(defaults, 'name'), schemasWithoutUsage,
+    ...(defaultSearchPath === undefined ? {} : { defaultSearchPath }),
+  };
+}

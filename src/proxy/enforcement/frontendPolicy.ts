@@ -1,0 +1,322 @@
+/**
+ * Client → server: the write path. Query and Parse texts are analysed and their constants
+ * protected; Bind values are protected per parameter plan; COPY FROM STDIN rows are rewritten.
+ * What cannot be mapped is refused by forwarding, in its place, a message that fails upstream
+ * (so PostgreSQL itself leaves the transaction as it would: aborted inside a block, rolled back
+ * in an implicit one) and whose ErrorResponse the backend side replaces with pgveil's.
+ */
+import { randomBytes } from 'node:crypto';
+import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
+import { forgetParsed, parseAhead, schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
+import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
+import { certain, preparedNameChanges, refuseExecuteOfProtectedStatement, statementForBind } from './writePath/preparedStatements.js';
+import { rewriteBind } from './writePath/bindRewriter.js';
+import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
+import type { PolicySessionState } from './policySessionState.js';
+import type { PortalInfo, SettleChanges, StatementInfo } from './replyQueue.js';
+import { preparedPathRefusal } from './writePath/preparedStatementPath.js';
+import { statementRuleRefusal } from './statementRuleGuard.js';
+import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './writePath/statementRewriter.js';
+import {
+  bindMessage, copyData, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage,
+  queryMessage, readBind, readExecutePortal, readParse, readTarget,
+} from '../protocol/wireMessages.js';
+
+/** Fails at parse time in any session state; its syntax error is replaced by pgveil's message. */
+const FAILING_SQL = 'pgveil refused this statement';
+/** No client can have prepared a statement of this name: a Bind to it fails upstream. */
+const FAILING_STATEMENT = `pgveil refused ${randomBytes(8).toString('hex')}`;
+
+const NO_STATEMENT: Readonly<StatementInfo> = { params: new Map(), paramTypes: [], copies: [], fields: undefined, describeRequested: false };
+
+function isRefusal(error: unknown): error is PolicyRefusal {
+  return error instanceof PolicyRefusal;
+}
+
+export class FrontendPolicy {
+  constructor(private readonly state: PolicySessionState) {}
+
+  handle(frame: Buffer, upstreamSkipping: boolean): MessageVerdict | Promise<MessageVerdict> {
+    const type = String.fromCharCode(frame[0] as number);
+    const state = this.state;
+    if (type === 'd' || type === 'c' || type === 'f') return this.copyMessage(type, frame);
+    if (state.copyIn !== undefined && type !== 'S' && type !== 'H') state.copyIn = undefined; // the client left COPY mode
+    if (type === 'S') {
+      state.discarding = false;
+      state.queue.push({ kind: 'sync', domain: state.searchPath.syncDomain() });
+      state.batch++;
+      return undefined;
+    }
+    // PostgreSQL skips everything up to Sync after an error (and so does pgveil after a refusal).
+    if (state.discarding || upstreamSkipping) return DROP;
+    switch (type) {
+      case 'Q': return this.query(frame);
+      case 'P': return this.parse(frame);
+      case 'B': return this.bind(frame);
+      case 'D': return this.describe(frame);
+      case 'E': return this.execute(frame);
+      case 'C': return this.close(frame);
+      case 'F': return this.refuseFunctionCall();
+      default: return undefined;
+    }
+  }
+
+  /** `domain`: the search_path failure domain of the message (SessionSearchPath). */
+  private async analysed(sql: string, domain: number): Promise<RewrittenStatement> {
+    await parseAhead(sql);
+    try {
+      return await this.analysedInPlace(sql, domain);
+    } finally {
+      forgetParsed(sql);
+    }
+  }
+
+  private async analysedInPlace(sql: string, domain: number): Promise<RewrittenStatement> {
+    const state = this.state;
+    let policies = await state.policies();
+    if (state.wantsNewerDefault(policies)) {
+      // The session's default search_path may be newer than this reading: read after its login.
+      await state.catalog.afterMiss();
+      policies = await state.policies();
+    }
+    let context = state.statementContext(policies, domain);
+    const missedBefore = new Set(policies.missed);
+    let analysis = analyse(sql, context);
+    const missedNow = [...policies.missed].filter((key) => !missedBefore.has(key) && !state.catalog.recentlyConfirmedMissing(key));
+    if (missedNow.length > 0) {
+      // A relation the catalog does not know (created by another session since the last load):
+      // look again before deciding it has no protected columns.
+      await state.catalog.afterMiss();
+      policies = await state.policies();
+      context = state.statementContext(policies, domain);
+      analysis = analyse(sql, context);
+      state.catalog.confirmMissing(missedNow.filter((key) => policies.missed.has(key)));
+    }
+    const ruleRefusal = statementRuleRefusal(analysis, state.rights());
+    if (ruleRefusal) throw ruleRefusal;
+    const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql));
+    if (settingsRefusal) throw settingsRefusal;
+    // DDL this session sent may be invisible to the catalog (uncommitted, or unanswered), and DDL
+    // earlier in this text certainly is: statements that rely on what it changed are refused
+    // (before rewriting: the analysis of such a statement used column lists that may be wrong).
+    const unsure = state.ddlPending || state.uncommittedDdl;
+    const facts = unsure || !state.pendingSchema.isEmpty || changesCatalog(analysis) ? schemaFactsOf(sql) : undefined;
+    if (facts !== undefined) {
+      const refusal = state.pendingSchema.check(facts, policies, unsure);
+      if (refusal !== undefined) throw refusal;
+    }
+    const rewritten = await rewriteStatement(sql, analysis, context);
+    if (facts !== undefined) state.pendingSchema.record(facts, policies);
+    if (rewritten.changesCatalog) state.ddlPending = true;
+    return rewritten;
+  }
+
+  private async query(frame: Buffer): Promise<MessageVerdict> {
+    const state = this.state;
+    const sql = frame.toString('utf8', 5, frame.length - 1);
+    const searchPath = state.searchPath;
+    const domain = searchPath.queryDomain();
+    const batch = ++state.batch;
+    state.batch++;
+    // The server runs a Query in the unnamed statement and portal, and drops them afterwards.
+    const dropsUnnamed = [state.statements.change('', undefined, batch), state.portals.change('', undefined, batch)];
+    const answered: SettleChanges = (outcome) => {
+      state.statements.settle(dropsUnnamed[0] as PendingChange<StatementInfo>, outcome);
+      state.portals.settle(dropsUnnamed[1] as PendingChange<PortalInfo>, outcome);
+    };
+    let rewritten: RewrittenStatement;
+    try {
+      rewritten = await this.analysed(sql, domain);
+      refuseExecuteOfProtectedStatement(rewritten, state, batch);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      state.refused(error);
+      state.queue.push({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain, answered });
+      return queryMessage(FAILING_SQL);
+    }
+    const statements = rewritten.analysis.statements;
+    const effects = statements.map((statement) => searchPath.sent(domain, statement.sessionEffects ?? []));
+    const settles = statements.map((statement) => preparedNameChanges(state, statement.preparedNames, batch));
+    state.queue.push({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
+    return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
+  }
+
+  private async parse(frame: Buffer): Promise<MessageVerdict> {
+    const state = this.state;
+    const parse = readParse(frame);
+    // The server drops the unnamed statement before it parses: even a failed Parse of it clears it.
+    const failureClears = parse.name === '';
+    let rewritten: RewrittenStatement;
+    try {
+      rewritten = await this.analysed(parse.sql, state.searchPath.messageDomain());
+      refuseExecuteOfProtectedStatement(rewritten, state, state.batch);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      state.refused(error);
+      // The statement of that name, if any, stays what the server holds: the Parse sent instead fails.
+      const change = state.statements.change(parse.name, undefined, state.batch, { doomed: true, failureClears });
+      state.queue.push({ kind: 'parse', refusal: error.toErrorResponse(), settle: (outcome) => state.statements.settle(change, outcome) });
+      state.discarding = true;
+      return parseMessage({ name: parse.name, sql: FAILING_SQL, paramTypes: [] });
+    }
+    const change = state.statements.change(parse.name, {
+      params: rewritten.params, paramTypes: [...parse.paramTypes], copies: rewritten.copies, fields: undefined, describeRequested: false,
+      sessionEffects: rewritten.analysis.statements[0]?.sessionEffects ?? [],
+      preparedNames: rewritten.analysis.statements[0]?.preparedNames,
+      sql: parse.sql, resolutionKey: rewritten.resolutionKey, analysis: rewritten.analysis,
+    }, state.batch, { failureClears });
+    state.queue.push({ kind: 'parse', settle: (outcome) => state.statements.settle(change, outcome) });
+    return rewritten.sql === parse.sql ? undefined : parseMessage({ ...parse, sql: rewritten.sql });
+  }
+
+  private bind(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+    const state = this.state;
+    const bind = readBind(frame);
+    const known = statementForBind(state, bind.statement);
+    if (known instanceof PolicyRefusal) return this.refuseBind(bind, known);
+    const statement = known;
+    const portal: PortalInfo = { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false };
+    const change = state.portals.change(bind.portal, portal, state.batch);
+    // The server resolves the statement's names again if the search_path changed since Parse.
+    const pathRefusal = preparedPathRefusal(state, statement, state.searchPath.messageDomain());
+    if (pathRefusal instanceof Promise) {
+      return pathRefusal.then((refusal) => (refusal === undefined ? this.bindOnPath(frame, bind, statement, change) : this.refuseBind(bind, refusal, change)));
+    }
+    if (pathRefusal !== undefined) return this.refuseBind(bind, pathRefusal, change);
+    return this.bindOnPath(frame, bind, statement, change);
+  }
+
+  private bindOnPath(
+    frame: Buffer, bind: ReturnType<typeof readBind>, statement: StatementInfo, change: PendingChange<PortalInfo>,
+  ): MessageVerdict | Promise<MessageVerdict> {
+    const state = this.state;
+    const settle: SettleChanges = (outcome) => state.portals.settle(change, outcome);
+    if (statement.params.size === 0) {
+      state.queue.push({ kind: 'bind', settle });
+      return undefined;
+    }
+    return rewriteBind(frame, bind, statement.params, statement.paramTypes, state.services.engine, state.settings.dateStyle).then(
+      (rewritten) => {
+        state.services.metrics.valuesProtected += statement.params.size;
+        state.queue.push({ kind: 'bind', settle });
+        return rewritten;
+      },
+      (error: unknown) => {
+        if (!isRefusal(error)) throw error;
+        return this.refuseBind(bind, error, change);
+      },
+    );
+  }
+
+  private refuseBind(bind: ReturnType<typeof readBind>, refusal: PolicyRefusal, planned?: PendingChange<PortalInfo>): MessageVerdict {
+    const state = this.state;
+    state.refused(refusal);
+    if (planned !== undefined) state.portals.settle(planned, 'skipped');
+    // A portal of that name, if any, stays what the server holds: the Bind sent instead fails.
+    const change = state.portals.change(bind.portal, undefined, state.batch, { doomed: true });
+    state.queue.push({ kind: 'bind', refusal: refusal.toErrorResponse(), settle: (outcome) => state.portals.settle(change, outcome) });
+    state.discarding = true;
+    return bindMessage({ portal: '', statement: FAILING_STATEMENT, paramFormats: [], values: [], resultFormats: [] });
+  }
+
+  private describe(frame: Buffer): MessageVerdict {
+    const state = this.state;
+    const target = readTarget(frame);
+    if (target.target === 'S') {
+      // What the reply says is kept only for a statement pgveil is sure the name holds.
+      const statement = certain(state.statements.candidates(target.name, state.batch)) ?? { ...NO_STATEMENT, paramTypes: [] };
+      statement.describeRequested = true;
+      state.queue.push({ kind: 'describe-statement', statement, internal: false });
+    } else {
+      const portal: PortalInfo = certain(state.portals.candidates(target.name, state.batch))
+        ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
+      portal.describeRequested = true;
+      state.queue.push({ kind: 'describe-portal', portal, internal: false });
+    }
+    return undefined;
+  }
+
+  /**
+   * Rows of a portal nobody described would arrive without a RowDescription: pgveil describes
+   * the portal itself first (and drops that reply) so it knows which columns the rows hold.
+   */
+  private execute(frame: Buffer): MessageVerdict {
+    const state = this.state;
+    const name = readExecutePortal(frame);
+    const known = certain(state.portals.candidates(name, state.batch));
+    // A portal pgveil is not sure of is described first: the server's RowDescription says what its rows hold.
+    const portal: PortalInfo = known ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
+    let prefix: Buffer | undefined;
+    if (!portal.describeRequested && portal.statement?.describeRequested !== true) {
+      portal.describeRequested = true;
+      state.queue.push({ kind: 'describe-portal', portal, internal: true });
+      prefix = describeMessage('P', name);
+    }
+    const sessionEffects = known === undefined ? unknownSessionEffects() : portal.statement?.sessionEffects ?? [];
+    const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
+    const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch);
+    state.queue.push({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
+    return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
+  }
+
+  private close(frame: Buffer): MessageVerdict {
+    const state = this.state;
+    const target = readTarget(frame);
+    const names: ConfirmedNames<StatementInfo> | ConfirmedNames<PortalInfo> = target.target === 'S' ? state.statements : state.portals;
+    const change = names.change(target.name, undefined, state.batch);
+    state.queue.push({ kind: 'close', settle: (outcome) => names.settle(change as PendingChange<never>, outcome) });
+    return undefined;
+  }
+
+  private refuseFunctionCall(): MessageVerdict {
+    const refusal = unsupportedRefusal('pgveil refused the message: the FunctionCall protocol message is not relayed for sessions with column policies; call the function with SELECT');
+    this.state.refused(refusal);
+    this.state.queue.push({ kind: 'function', refusal: refusal.toErrorResponse(), domain: this.state.searchPath.queryDomain() });
+    return failingFunctionCall();
+  }
+
+  /**
+   * COPY data goes to the COPY the server has opened. Data that arrives before the server's
+   * CopyInResponse waits for it; data no COPY will take is dropped (PostgreSQL ignores it too).
+   */
+  private async copyMessage(type: string, frame: Buffer): Promise<MessageVerdict> {
+    const state = this.state;
+    while (state.copyIn === undefined) {
+      if (state.discarding || !state.queue.mayOpenCopyIn()) return DROP;
+      await state.nextBackendEvent();
+    }
+    const copyIn = state.copyIn;
+    if (type !== 'd') state.copyIn = undefined;
+    if (copyIn.failed) {
+      if (copyIn.failSent) return DROP;
+      copyIn.failSent = true;
+      return this.failCopy(unsupportedRefusal('pgveil refused the COPY: pgveil did not expect it and cannot check its rows'));
+    }
+    const rewriter = copyIn.rewriter;
+    if (rewriter === undefined) return undefined;
+    try {
+      if (type === 'd') {
+        const rewritten = await rewriter.data(copyData(frame));
+        return rewritten.length === 0 ? DROP : copyDataMessage(rewritten);
+      }
+      if (type === 'c') {
+        const rest = await rewriter.end();
+        return rest.length === 0 ? frame : Buffer.concat([copyDataMessage(rest), frame]);
+      }
+      return undefined;
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      copyIn.failed = true;
+      copyIn.failSent = true;
+      return this.failCopy(error);
+    }
+  }
+
+  /** Fails the COPY upstream; the server's error is replaced by pgveil's. */
+  private failCopy(refusal: PolicyRefusal): MessageVerdict {
+    this.state.refused(refusal);
+    const head = this.state.queue.first;
+    if (head !== undefined) head.refusal = refusal.toErrorResponse();
+    return copyFailMessage('pgveil refused the COPY data');
+  }
+}

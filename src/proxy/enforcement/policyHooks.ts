@@ -1,0 +1,94 @@
+/**
+ * Column policies as session hooks: `createPolicyHooks` builds the proxy-wide services (catalog
+ * cache, SQL analysis cache, metrics) once, and returns the factory that gives each session its
+ * hooks. Pass `hooks: policyHooks.factory` in the proxy options.
+ */
+import type { Logger } from 'pino';
+import { NO_AUDIT, type AuditLog } from '../../audit/index.js';
+import type { PolicySet, PolicyStore } from '../../policy/index.js';
+import type { Engine } from '../../engine/index.js';
+import type { UpstreamOptions } from '../proxyOptions.js';
+import type { SessionHooks, SessionHooksFactory } from '../session/sessionHooks.js';
+import { loadSqlParser, SqlAnalysisCache } from '../sql/index.js';
+import { BackendPolicy } from './backendPolicy.js';
+import { CatalogCache } from './catalog/catalogCache.js';
+import { coalesceEngineCalls } from './writePath/coalescedEngine.js';
+import type { CatalogSnapshot } from './catalog/catalogSnapshot.js';
+import { ColumnPolicies } from './catalog/columnPolicies.js';
+import { boundValueLength, DEFAULT_MAX_PROTECTED_VALUE_BYTES } from './writePath/valueProtector.js';
+import { FrontendPolicy } from './frontendPolicy.js';
+import { createPolicyMetrics, type PolicyMetrics } from './policyMetrics.js';
+import { PolicySessionState, type PolicyServices } from './policySessionState.js';
+import { upstreamCatalogLoader, type CatalogLoader } from './catalog/upstreamCatalogReader.js';
+
+export interface PolicyHooksOptions {
+  readonly policies: Pick<PolicyStore, 'current' | 'onChange'>;
+  readonly engine: Engine;
+  /** The proxy's upstream: the catalog is read over a connection of its own with these credentials. */
+  readonly upstream: UpstreamOptions;
+  readonly logger: Logger;
+  /** Reads a database's catalog (default: over `upstream`). */
+  readonly catalogLoader?: CatalogLoader;
+  /** Where reveals and refusals are recorded; nowhere by default. */
+  readonly audit?: AuditLog;
+  /** The longest value protected on the write path, in UTF-8 bytes (default 4096); longer ones are refused. */
+  readonly maxValueBytes?: number;
+}
+
+export interface PolicyHooks {
+  readonly factory: SessionHooksFactory;
+  readonly metrics: PolicyMetrics;
+  close(): void;
+}
+
+/** Client → server types the hooks look at, and server → client ones. */
+const FRONTEND_TYPES = 'QPBDECSFdcf';
+const BACKEND_TYPES = '123tTnDCIsEZGHdcS';
+
+export async function createPolicyHooks(options: PolicyHooksOptions): Promise<PolicyHooks> {
+  await loadSqlParser();
+  const metrics = createPolicyMetrics();
+  const catalogs = new CatalogCache(options.catalogLoader ?? upstreamCatalogLoader(options.upstream), 250);
+  let generation = 0;
+  const resolvers = new WeakMap<CatalogSnapshot, { set: PolicySet; resolver: ColumnPolicies }>();
+  const unsubscribe = options.policies.onChange(() => {
+    generation++;
+    catalogs.markAllStale();
+  });
+  const services: PolicyServices = {
+    engine: coalesceEngineCalls(boundValueLength(options.engine, options.maxValueBytes ?? DEFAULT_MAX_PROTECTED_VALUE_BYTES)),
+    store: options.policies,
+    catalogs,
+    analysisCache: new SqlAnalysisCache(),
+    metrics,
+    logger: options.logger,
+    audit: options.audit ?? NO_AUDIT,
+    policyGeneration: () => generation,
+    columnPolicies(snapshot, set) {
+      const known = resolvers.get(snapshot);
+      if (known !== undefined && known.set === set) return known.resolver;
+      const resolver = new ColumnPolicies(snapshot, set);
+      resolvers.set(snapshot, { set, resolver });
+      return resolver;
+    },
+  };
+  const factory: SessionHooksFactory = (context) => {
+    const state = new PolicySessionState(services, context.account, context.upstreamDatabase, {
+      loginUser: context.upstreamUser ?? options.upstream.user,
+      ...(context.startupParameters === undefined ? {} : { startupParameters: context.startupParameters }),
+      ...(context.serverParameters.has('search_path') ? { reportedPath: context.serverParameters.get('search_path') } : {}),
+    });
+    for (const [name, value] of context.serverParameters) state.settings.update(name, value);
+    const frontend = new FrontendPolicy(state);
+    const backend = new BackendPolicy(state);
+    const hooks: SessionHooks = {
+      frontendTypes: FRONTEND_TYPES,
+      backendTypes: BACKEND_TYPES,
+      onFrontendMessage: (message, session) => frontend.handle(message, session.state.upstreamSkippingUntilSync),
+      onBackendMessage: (message) => backend.handle(message),
+      onClose: () => state.backendEvent(),
+    };
+    return hooks;
+  };
+  return { factory, metrics, close: unsubscribe };
+}

@@ -1,0 +1,216 @@
+/**
+ * Everything one session's policy hooks share between the client → server and server → client
+ * directions, plus the proxy-wide services they use.
+ */
+import type { Logger } from 'pino';
+import type { AuditLog } from '../../audit/index.js';
+import type { AuthenticatedAccount } from '../../auth/index.js';
+import type { PolicyRefusal } from './policyRefusal.js';
+import type { PolicySet, PolicyStore } from '../../policy/index.js';
+import type { Engine } from '../../engine/index.js';
+import type { SqlAnalysisCache } from '../sql/index.js';
+import type { DatabaseCatalog, CatalogCache } from './catalog/catalogCache.js';
+import type { CatalogSnapshot } from './catalog/catalogSnapshot.js';
+import type { ColumnPolicies } from './catalog/columnPolicies.js';
+import { ConfirmedNames } from './writePath/confirmedNames.js';
+import type { CopyInRewriter } from './writePath/copyInRewriter.js';
+import { PendingSchemaChanges } from './writePath/pendingSchemaChanges.js';
+import type { PolicyMetrics } from './policyMetrics.js';
+import { ReplyQueue, type PortalInfo, type StatementInfo } from './replyQueue.js';
+import { ReadActions } from './readPath/resultPlan.js';
+import type { SessionDefaults } from './catalog/searchPathResolution.js';
+import { hasPathDependentNames, SessionRelations } from './catalog/sessionRelations.js';
+import { SessionSearchPath } from './catalog/sessionSearchPath.js';
+import { SessionSettings } from './catalog/sessionSettings.js';
+import { initialPathSettings } from './catalog/startupSearchPath.js';
+import { sessionRights, type SessionRights } from './statementRuleGuard.js';
+import type { StatementContext } from './writePath/statementRewriter.js';
+
+/** What the session's login says about its search_path (see initialPathSettings). */
+export interface SessionLogin {
+  /** The upstream role the session logs in as (the proxy's upstream user). */
+  readonly loginUser?: string;
+  /** The client's startup parameters passed on upstream. */
+  readonly startupParameters?: ReadonlyMap<string, string>;
+  /** search_path from the login's ParameterStatus (PostgreSQL 18+ reports it). */
+  readonly reportedPath?: string;
+}
+
+/** Proxy-wide: one of each per running proxy. */
+export interface PolicyServices {
+  readonly engine: Engine;
+  readonly store: Pick<PolicyStore, 'current'>;
+  readonly catalogs: CatalogCache;
+  readonly analysisCache: SqlAnalysisCache;
+  readonly metrics: PolicyMetrics;
+  readonly logger: Logger;
+  readonly audit: AuditLog;
+  /** Bumped on each policy reload (part of the analysis cache key). */
+  policyGeneration(): number;
+  /** The resolver of one (snapshot, policy set) pair, shared by the sessions that use it. */
+  columnPolicies(snapshot: CatalogSnapshot, policies: PolicySet): ColumnPolicies;
+}
+
+export interface CopyInState {
+  /** undefined: a COPY into columns that need no rewriting. */
+  readonly rewriter: CopyInRewriter | undefined;
+  /** Data is dropped until the client ends the COPY (after a refusal or a server error). */
+  failed: boolean;
+  /** The COPY was already failed upstream (by a CopyFail or the server's own error). */
+  failSent: boolean;
+}
+
+/**
+ * A refusal's message names rules and columns, but a parser error inside it may quote the client's
+ * text (`syntax error at or near "…"`): the audit log keeps no quoted text of the statement.
+ */
+function withoutQuotedText(message: string): string {
+  return message.replace(/ at or near "(?:[^"]|"")*"/g, ' at or near "…"').replace(/'(?:[^']|'')*'/g, "'…'");
+}
+
+export class PolicySessionState {
+  readonly queue = new ReplyQueue();
+  /** Named statements and portals, as the server confirmed them (see ConfirmedNames). */
+  readonly statements = new ConfirmedNames<StatementInfo>();
+  readonly portals = new ConfirmedNames<PortalInfo>();
+  /** Counts Sync-delimited batches of frontend messages (a Query is a batch of its own). */
+  batch = 0;
+  readonly settings = new SessionSettings();
+  readonly actions: ReadActions;
+  readonly catalog: DatabaseCatalog;
+  copyIn: CopyInState | undefined;
+  /** Dropping frontend messages until Sync, after forwarding a message that fails in their place. */
+  discarding = false;
+  /** DDL forwarded and not yet answered by ReadyForQuery. */
+  ddlPending = false;
+  /** DDL ran inside the open transaction: the catalog connection cannot see it yet. */
+  uncommittedDdl = false;
+  /** A CommandComplete of DDL arrived since the last ReadyForQuery. */
+  ddlCompleted = false;
+  /** What that DDL changed, until the catalog can see it (relations to refuse meanwhile). */
+  readonly pendingSchema = new PendingSchemaChanges();
+  /** The session's search_path and role, followed from its statements (the write path's name resolution). */
+  readonly searchPath: SessionSearchPath;
+  /** Catalog readings started before the login (later ones may show a newer default). */
+  private readonly readsBeforeLogin: number;
+  /** The default search_path of the last catalog reading before the login (see sessionDefaults). */
+  private readonly defaultBeforeLogin: string | undefined;
+  /** The default this session logged in with, once settled ({ path: undefined }: not known). */
+  private loginDefault: { readonly path: string | undefined } | undefined;
+  private askedNewerDefault = false;
+  private waiters: (() => void)[] = [];
+
+  private rightsOf: { readonly set: PolicySet; readonly rights: SessionRights } | undefined;
+
+  /** Numbers this process's sessions, for the audit log. */
+  private static sessions = 0;
+  readonly session = ++PolicySessionState.sessions;
+  private readonly roles: readonly string[];
+
+  constructor(readonly services: PolicyServices, readonly account: AuthenticatedAccount, database: string, private readonly login: SessionLogin = {}) {
+    this.roles = account.roles;
+    this.actions = new ReadActions(account.roles);
+    this.catalog = services.catalogs.of(database);
+    this.searchPath = new SessionSearchPath(initialPathSettings(login.startupParameters, login.reportedPath), login.reportedPath);
+    this.readsBeforeLogin = this.catalog.readsStarted;
+    const before = this.catalog.latest;
+    this.defaultBeforeLogin = before === undefined ? undefined : this.readDefault(before);
+  }
+
+  /** The default a reading shows for this session's role, if pgveil can vouch for it. */
+  private readDefault(snapshot: CatalogSnapshot): string | undefined {
+    // Same role, same database: the reading's default is the session's — unless the reader's own
+    // startup options set it (the snapshot then leaves it undefined).
+    return this.login.loginUser !== undefined && snapshot.currentUser === this.login.loginUser ? snapshot.defaultSearchPath : undefined;
+  }
+
+  /**
+   * The default search_path this session logged in with (server, database or role default).
+   * ALTER ROLE/DATABASE … SET applies at login and can run at any time, so one reading does not
+   * say what a session got: pgveil takes the default as known only when the last reading before
+   * the login and the first one after it agree (no change across the login; a change and its
+   * reversal between the two would go unseen), and keeps it for the session's life. Otherwise —
+   * including sessions that logged in before pgveil's first reading of their database — the
+   * session's path counts as unknown until it sets one, and unqualified names resolve
+   * conservatively (fail closed). Not followed: a server-wide default changed in postgresql.conf
+   * and reloaded while sessions run.
+   */
+  private sessionDefaults(snapshot: CatalogSnapshot): SessionDefaults {
+    const loginUser = this.login.loginUser;
+    if (this.loginDefault === undefined && (snapshot.readSequence ?? 0) > this.readsBeforeLogin) {
+      const after = this.readDefault(snapshot);
+      this.loginDefault = { path: after !== undefined && after === this.defaultBeforeLogin ? after : undefined };
+    }
+    return { loginUser, defaultPath: this.loginDefault?.path };
+  }
+
+  /**
+   * True when a catalog reading after the login would settle the session's default path, and it
+   * matters (a bare name of this catalog denotes relations in several schemas, one with column
+   * policies). Asked once per session.
+   */
+  wantsNewerDefault(policies: ColumnPolicies): boolean {
+    if (this.askedNewerDefault || this.loginDefault !== undefined || this.defaultBeforeLogin === undefined) return false;
+    if ((policies.snapshot.readSequence ?? 0) > this.readsBeforeLogin || !hasPathDependentNames(policies)) return false;
+    this.askedNewerDefault = true;
+    return true;
+  }
+
+  /** The resolver for the current catalog and policies, if the catalog needs no load first. */
+  policiesNow(): ColumnPolicies | undefined {
+    const snapshot = this.catalog.current;
+    return snapshot === undefined ? undefined : this.services.columnPolicies(snapshot, this.services.store.current);
+  }
+
+  async policies(): Promise<ColumnPolicies> {
+    const snapshot = await this.catalog.fresh();
+    return this.services.columnPolicies(snapshot, this.services.store.current);
+  }
+
+  /** `domain`: the search_path failure domain of the message analysed (SessionSearchPath). */
+  statementContext(policies: ColumnPolicies, domain = this.searchPath.currentDomain): StatementContext {
+    const tracker = this.searchPath.trackerFor(domain);
+    const schema = new SessionRelations(policies, tracker, this.sessionDefaults(policies.snapshot));
+    return {
+      policies,
+      schema,
+      cache: this.services.analysisCache,
+      // Analyses depend on the database's catalog, the policies and the session's path settings
+      // (the whole tracker: a ROLLBACK later in the text returns to what it saved).
+      schemaKey: `${this.services.policyGeneration()}:${this.catalog.generation}:${this.catalog.database}:${tracker.key()}:${schema.resolutionKey}`,
+      engine: this.services.engine,
+      actions: this.actions,
+      dateStyle: this.settings.dateStyle,
+    };
+  }
+
+  /** Counts and records a refusal pgveil answers in the server's place. */
+  refused(refusal: PolicyRefusal): void {
+    this.services.metrics.refusals++;
+    this.services.audit.record({ event: 'proxy.refused', account: this.account.email, session: this.session, sqlstate: refusal.sqlState, reason: withoutQuotedText(refusal.message) });
+  }
+
+  /** Records plaintext of `columns` in `rows` rows about to be sent (before they are). */
+  revealed(columns: readonly string[], rows: number): void {
+    this.services.audit.record({ event: 'proxy.reveal', account: this.account.email, roles: this.roles, session: this.session, columns, rows });
+  }
+
+  /** What the statement rules let this session do under the policies in force. */
+  rights(): SessionRights {
+    const set = this.services.store.current;
+    if (this.rightsOf?.set !== set) this.rightsOf = { set, rights: sessionRights(set, this.roles) };
+    return this.rightsOf.rights;
+  }
+
+  /** Resolves when the server side next reports progress (a COPY starting, a reply completing). */
+  nextBackendEvent(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  backendEvent(): void {
+    if (this.waiters.length === 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}

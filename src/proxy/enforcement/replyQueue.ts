@@ -1,0 +1,128 @@
+/**
+ * What the session knows about statements and portals, and the replies it still expects, in the
+ * order PostgreSQL will send them. Following the replies is how a DataRow is tied to the portal
+ * it belongs to (a statement described once and executed many times, pipelined portals), how a
+ * CopyInResponse is tied to its COPY statement, and which ErrorResponse answers a message pgveil
+ * refused (so it can carry pgveil's message).
+ */
+import type { PreparedNameUse, SessionEffect, SqlAnalysis } from '../sql/index.js';
+import type { ChangeOutcome } from './writePath/confirmedNames.js';
+import type { CopyStream } from './writePath/copyTargets.js';
+import type { PendingEffects } from './catalog/sessionSearchPath.js';
+import type { ParamPlan } from './writePath/statementRewriter.js';
+import type { FieldDescription } from '../protocol/wireMessages.js';
+
+export interface StatementInfo {
+  readonly params: ReadonlyMap<number, ParamPlan>;
+  /** What executing it does to search_path, role and transaction. */
+  readonly sessionEffects?: readonly SessionEffect[];
+  /** Prepared statements that executing it defines, removes or runs (SQL PREPARE, DEALLOCATE, EXECUTE). */
+  readonly preparedNames?: PreparedNameUse;
+  /**
+   * The text as the client sent it, what unqualified names resolved to when it was parsed, and
+   * its analysis then: the server re-resolves names at Bind under the path then in force.
+   */
+  readonly sql?: string;
+  readonly resolutionKey?: string;
+  readonly analysis?: SqlAnalysis;
+  /** Declared in Parse; zeros filled in from ParameterDescription when the client describes it. */
+  paramTypes: number[];
+  readonly copies: readonly CopyStream[];
+  /** From Describe (statement): undefined until then; null for NoData. */
+  fields: FieldDescription[] | null | undefined;
+  describeRequested: boolean;
+}
+
+export interface PortalInfo {
+  readonly statement: StatementInfo | undefined;
+  readonly resultFormats: readonly number[];
+  /** From Describe (portal): undefined until then; null for NoData. */
+  described: FieldDescription[] | null | undefined;
+  describeRequested: boolean;
+}
+
+/**
+ * `domain`: the search_path failure domain the ReadyForQuery of a Query or Sync answers;
+ * `effects`: the session effects each statement applies once it completes (SessionSearchPath).
+ */
+export type ExpectedReply =
+  | { kind: 'parse' | 'bind' | 'close'; refusal?: Buffer; settle?: SettleChanges }
+  | { kind: 'sync' | 'function'; refusal?: Buffer; domain?: number }
+  | { kind: 'describe-statement'; statement: StatementInfo; internal: boolean; refusal?: Buffer }
+  | { kind: 'describe-portal'; portal: PortalInfo; internal: boolean; refusal?: Buffer }
+  | {
+    kind: 'execute'; portal: PortalInfo | undefined; copies: CopyStream[]; refusal?: Buffer; effects?: PendingEffects;
+    settle?: SettleChanges;
+  }
+  | {
+    kind: 'query'; copies: CopyStream[]; refusal?: Buffer; domain?: number;
+    effects?: readonly (PendingEffects | undefined)[]; completedCommands?: number;
+    /** Per statement: its changes to prepared statements (PREPARE, DEALLOCATE). */
+    settles?: readonly (SettleChanges | undefined)[];
+    /** What the Query itself does once answered (it drops the unnamed statement and portal). */
+    answered?: SettleChanges;
+  };
+
+/**
+ * Applies (or forgets) the changes a message makes to the session's named statements and
+ * portals once the server answered it: `done` on its completion, `failed` on its error,
+ * `skipped` when the server skipped it (an earlier error in its batch).
+ */
+export type SettleChanges = (outcome: ChangeOutcome) => void;
+
+/** The changes a reply leaves pending when it leaves the queue without completing. */
+export function settleUnanswered(reply: ExpectedReply, outcome: ChangeOutcome): void {
+  if (reply.kind === 'parse' || reply.kind === 'bind' || reply.kind === 'close' || reply.kind === 'execute') reply.settle?.(outcome);
+  else if (reply.kind === 'query') {
+    const failedAt = reply.completedCommands ?? 0;
+    reply.settles?.forEach((settle, index) => settle?.(index === failedAt && outcome === 'failed' ? 'failed' : 'skipped'));
+  }
+}
+
+export class ReplyQueue {
+  private items: ExpectedReply[] = [];
+  private head = 0;
+
+  get first(): ExpectedReply | undefined {
+    return this.items[this.head];
+  }
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(reply: ExpectedReply): void {
+    this.items.push(reply);
+  }
+
+  shift(): ExpectedReply | undefined {
+    const reply = this.items[this.head];
+    if (reply === undefined) return undefined;
+    this.head++;
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head > 256 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return reply;
+  }
+
+  /** Shifts while `drop` says so, handing each reply shifted to `dropped`. */
+  shiftWhile(drop: (reply: ExpectedReply) => boolean, dropped?: (reply: ExpectedReply) => void): void {
+    while (this.first !== undefined && drop(this.first)) {
+      const reply = this.shift() as ExpectedReply;
+      dropped?.(reply);
+    }
+  }
+
+  /** True when some expected reply may still open a COPY FROM STDIN. */
+  mayOpenCopyIn(): boolean {
+    for (let i = this.head; i < this.items.length; i++) {
+      const reply = this.items[i] as ExpectedReply;
+      if ((reply.kind === 'query' || reply.kind === 'execute') && reply.copies.some((copy) => copy.direction === 'in')) return true;
+    }
+    return false;
+  }
+}

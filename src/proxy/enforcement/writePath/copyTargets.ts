@@ -1,0 +1,97 @@
+/**
+ * COPY statements as the data streams see them: `COPY … FROM STDIN` rows the client sends (the
+ * analyser reports the target when it has protected columns), and `COPY … TO STDOUT` rows the
+ * server sends, whose columns are known from the table and column list (CopyOutResponse carries
+ * no table OIDs). `COPY (query) TO STDOUT` cannot be mapped: it is refused when the query names a
+ * table whose columns this session may not see as stored.
+ */
+import type { CopyStmt } from 'libpg-query';
+import type { ColumnPolicy } from '../../../policy/index.js';
+import type { CopyFromTarget, CopyOptions, ProtectedSchema } from '../../sql/index.js';
+import { copyOptions } from '../../sql/copyStatement.js';
+import { stringList } from '../../sql/parseTree.js';
+import { parseSql } from '../../sql/sqlParser.js';
+import type { ColumnPolicies } from '../catalog/columnPolicies.js';
+import { unsupportedRefusal } from '../policyRefusal.js';
+import type { ReadActions } from '../readPath/resultPlan.js';
+
+/** A COPY FROM STDIN of the statement; target undefined when no column needs rewriting. */
+export interface CopyInStream {
+  readonly direction: 'in';
+  readonly target: CopyFromTarget | undefined;
+}
+
+export interface CopyOutColumn {
+  readonly policy: ColumnPolicy;
+  readonly action: Exclude<ReturnType<ReadActions['of']>, 'pass'>;
+  readonly index: number;
+  readonly typeOid: number;
+}
+
+/** A COPY TO STDOUT of the statement; columns empty when no column needs rewriting. */
+export interface CopyOutStream {
+  readonly direction: 'out';
+  readonly columnCount: number;
+  readonly columns: readonly CopyOutColumn[];
+  readonly options: CopyOptions | undefined;
+}
+
+export type CopyStream = CopyInStream | CopyOutStream;
+
+function copyNode(statementText: string): CopyStmt | undefined {
+  const parsed = parseSql(statementText).stmts?.[0]?.stmt;
+  return parsed !== undefined && 'CopyStmt' in parsed ? parsed.CopyStmt : undefined;
+}
+
+/** Protected tables whose name appears in `text` (a word match, any case). */
+function mentionedTables(text: string, names: Iterable<string>): string[] {
+  const words = new Set((text.match(/[\p{L}_][\p{L}\p{N}_$]*/gu) ?? []).map((word) => word.toLowerCase()));
+  return [...names].filter((name) => words.has(name.toLowerCase()));
+}
+
+/**
+ * The data stream a COPY statement opens, if any. `copyFrom` is the analyser's finding for the
+ * statement. Throws PolicyRefusal for COPY TO forms pgveil cannot rewrite for this session.
+ */
+export function copyStreamOf(
+  statementText: string, copyFrom: CopyFromTarget | undefined, policies: ColumnPolicies, actions: ReadActions,
+  schema: ProtectedSchema = policies,
+): CopyStream | undefined {
+  const copy = copyNode(statementText);
+  if (copy === undefined || copy.filename !== undefined || copy.is_program === true) return undefined;
+  if (copy.is_from === true) return { direction: 'in', target: copyFrom };
+  if (copy.query !== undefined) {
+    const revealing = new Set<string>();
+    for (const policy of policies.policies.columns) if (actions.of(policy) !== 'pass') revealing.add(policy.table);
+    const named = mentionedTables(statementText, revealing);
+    if (named.length > 0) {
+      throw unsupportedRefusal(`pgveil refused the statement: COPY (query) TO STDOUT reads table ${named[0] ?? ''}, whose protected columns pgveil cannot map in a COPY of a query; use COPY table (columns) TO STDOUT or SELECT`);
+    }
+    return { direction: 'out', columnCount: 0, columns: [], options: undefined };
+  }
+  const relation = copy.relation;
+  // An unqualified name resolves on the session's search_path (`schema`).
+  const table = relation === undefined ? undefined : schema.resolveTable(relation.schemaname, relation.relname ?? '');
+  if (table?.refusal !== undefined) throw unsupportedRefusal(table.refusal);
+  if (table === undefined) return { direction: 'out', columnCount: 0, columns: [], options: undefined };
+  const names = copy.attlist === undefined ? table.columns : stringList(copy.attlist);
+  const columns: CopyOutColumn[] = [];
+  names.forEach((name, index) => {
+    const policy = policies.policyOfColumn({ schema: table.schema, table: table.table, column: name });
+    if (policy === undefined) return;
+    const action = actions.of(policy);
+    const typeOid = policies.relationOf(table)?.columns.find((column) => column.name === name)?.typeOid ?? 0;
+    if (action !== 'pass') columns.push({ policy, action, index, typeOid });
+  });
+  if (columns.length === 0) return { direction: 'out', columnCount: names.length, columns, options: undefined };
+  let options: CopyOptions;
+  try {
+    options = copyOptions(copy.options);
+  } catch {
+    throw unsupportedRefusal(`pgveil refused the statement: COPY TO of table ${table.table} with options pgveil does not understand`);
+  }
+  if (options.format === 'binary') {
+    throw unsupportedRefusal(`pgveil refused the statement: binary COPY TO of table ${table.table} cannot be rewritten for its protected columns; use FORMAT text or csv`);
+  }
+  return { direction: 'out', columnCount: names.length, columns, options };
+}

@@ -1,0 +1,89 @@
+/**
+ * Which prepared statement a Bind or an SQL EXECUTE runs, from the statements the server
+ * confirmed (ConfirmedNames): pgveil protects a Bind's values only with the plan of the statement
+ * the server will run, and refuses when it cannot be sure which one that is.
+ */
+import type { PreparedNameUse } from '../../sql/index.js';
+import { EVERY_NAME, type PendingChange } from './confirmedNames.js';
+import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
+import type { PolicySessionState } from '../policySessionState.js';
+import type { SettleChanges, StatementInfo } from '../replyQueue.js';
+import type { ParamPlan, RewrittenStatement } from './statementRewriter.js';
+
+const INVALID_STATEMENT_NAME = '26000';
+
+/** The one value the candidates agree on; undefined when there are several (or none). */
+export function certain<T>(candidates: readonly (T | undefined)[]): T | undefined {
+  return candidates.length === 1 ? candidates[0] : undefined;
+}
+
+function planSignature(statement: StatementInfo): string {
+  const entries = [...statement.params].sort(([a], [b]) => a - b);
+  const plans = entries.map(([n, plan]: [number, ParamPlan]) => `${n}:${plan.policy.key}:${plan.array}:${plan.columnType}:${statement.paramTypes[n - 1] ?? 0}`);
+  return plans.join(',');
+}
+
+/**
+ * The statement a Bind sent now will run. A name the server never confirmed to pgveil is refused
+ * (the server would refuse it too — unless code inside the database prepared it, which pgveil
+ * cannot see). A name that may hold statements with different parameter plans (a replacing Parse
+ * still unanswered in an earlier batch) is refused rather than guessed. When the candidates agree
+ * on the plan but not on the statement, the result has no description, so that rows are planned
+ * from the server's own description of the portal.
+ */
+export function statementForBind(state: PolicySessionState, name: string): StatementInfo | PolicyRefusal {
+  const candidates = state.statements.candidates(name, state.batch);
+  const defined = candidates.filter((candidate): candidate is StatementInfo => candidate !== undefined);
+  const first = defined[0];
+  if (first === undefined) {
+    return new PolicyRefusal(INVALID_STATEMENT_NAME, `pgveil refused the Bind: prepared statement "${name}" is not one the server confirmed; Parse it before binding it`);
+  }
+  if (candidates.length === 1) return first;
+  const signature = planSignature(first);
+  if (defined.some((candidate) => planSignature(candidate) !== signature)) {
+    return unsupportedRefusal(`pgveil refused the Bind: prepared statement "${name}" may be either of two statements with different column policies until the server answers the Parse that replaced it; send Sync and wait for its answer before binding it`);
+  }
+  return { ...first, fields: undefined, describeRequested: false };
+}
+
+/** A statement made by SQL PREPARE: its parameters feed no protected column (such a PREPARE is refused). */
+function sqlPrepared(): StatementInfo {
+  return { params: new Map(), paramTypes: [], copies: [], fields: undefined, describeRequested: false };
+}
+
+/** The pending changes of SQL PREPARE / DEALLOCATE / DISCARD ALL, to settle once the command is answered. */
+export function preparedNameChanges(state: PolicySessionState, use: PreparedNameUse | undefined, batch: number): SettleChanges | undefined {
+  if (use === undefined || use.effects.length === 0) return undefined;
+  const changes: PendingChange<StatementInfo>[] = use.effects.map((effect) => {
+    if (effect.kind === 'prepare') return state.statements.change(effect.name, sqlPrepared(), batch);
+    if (effect.kind === 'deallocate') return state.statements.change(effect.name, undefined, batch);
+    return state.statements.change(EVERY_NAME, undefined, batch);
+  });
+  return (outcome) => {
+    for (const change of changes) state.statements.settle(change, outcome);
+  };
+}
+
+/**
+ * SQL EXECUTE passes its arguments as SQL text, which pgveil does not map to the prepared
+ * statement's parameters: EXECUTE of a statement whose parameters feed protected columns is
+ * refused, and so is EXECUTE with arguments of a name pgveil never saw prepared.
+ */
+export function refuseExecuteOfProtectedStatement(rewritten: RewrittenStatement, state: PolicySessionState, batch: number): void {
+  const preparedEarlier = new Set<string>();
+  for (const statement of rewritten.analysis.statements) {
+    const use = statement.preparedNames;
+    if (use === undefined) continue;
+    for (const { name, argumentCount } of use.executes) {
+      if (preparedEarlier.has(name)) continue;
+      const candidates = state.statements.candidates(name, batch).filter((c): c is StatementInfo => c !== undefined);
+      if (candidates.some((candidate) => candidate.params.size > 0)) {
+        throw unsupportedRefusal(`pgveil refused the statement: EXECUTE ${name} runs a prepared statement whose parameters feed protected columns, and EXECUTE arguments are SQL text pgveil does not protect; bind the values with the extended protocol instead`);
+      }
+      if (candidates.length === 0 && argumentCount > 0) {
+        throw new PolicyRefusal(INVALID_STATEMENT_NAME, `pgveil refused the statement: EXECUTE ${name} runs a prepared statement the server never confirmed to pgveil, so pgveil cannot tell whether its arguments feed protected columns`);
+      }
+    }
+    for (const effect of use.effects) if (effect.kind === 'prepare') preparedEarlier.add(effect.name);
+  }
+}

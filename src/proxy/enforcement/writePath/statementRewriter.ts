@@ -1,0 +1,165 @@
+/**
+ * The write path for SQL text (a Query message or a Parse message): analyse it, refuse what cannot
+ * be mapped, protect the constants that feed protected columns and splice the tokens in at the
+ * parser's byte offsets, and tell the caller which `$n` feeds which column policy (for Bind) and
+ * which COPY streams the text opens.
+ */
+import { createHash } from 'node:crypto';
+import type { ColumnPolicy } from '../../../policy/index.js';
+import type { Engine } from '../../../engine/index.js';
+import {
+  spliceLiterals, type ColumnRef, type LiteralReplacement, type SqlAnalysis, type SqlAnalysisCache,
+} from '../../sql/index.js';
+import { columnName } from '../../sql/relationLookup.js';
+import type { ColumnPolicies } from '../catalog/columnPolicies.js';
+import { copyStreamOf, type CopyStream } from './copyTargets.js';
+import { maskedColumnRefusal } from './maskedColumnGuard.js';
+import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
+import type { ReadActions } from '../readPath/resultPlan.js';
+import type { SessionRelations } from '../catalog/sessionRelations.js';
+import { ProtectionBatch } from './valueProtector.js';
+import { normaliseText } from './normaliseText.js';
+import type { DateStyle } from '../valueCodecs/dateStyle.js';
+
+/** How to protect the Bind value of one `$n`. */
+export interface ParamPlan {
+  readonly policy: ColumnPolicy;
+  /** `col = ANY($n)`: each element is a value. */
+  readonly array: boolean;
+  /** The column's type: how a binary value of an untyped parameter is read. */
+  readonly columnType: number;
+}
+
+export interface RewrittenStatement {
+  /** The text to forward (the same string when nothing changed). */
+  readonly sql: string;
+  readonly params: ReadonlyMap<number, ParamPlan>;
+  /** The COPY data streams, in statement order. */
+  readonly copies: readonly CopyStream[];
+  /** Statement kinds that change the catalog (the caller refreshes it afterwards). */
+  readonly changesCatalog: boolean;
+  /** The analysis it was rewritten from (its statements' session effects, its plan). */
+  readonly analysis: SqlAnalysis;
+  /** What unqualified names resolved to (SessionRelations.resolutionKey). */
+  readonly resolutionKey: string;
+}
+
+/**
+ * A digest of everything an analysis found (targets, columns, refusals): two analyses of one
+ * text with equal digests need the same rewriting. A digest, so no literal value is kept.
+ */
+export function planSignature(analysis: SqlAnalysis): string {
+  const found = analysis.statements.map(({ start: _start, end: _end, sessionEffects: _effects, ...rest }) => rest);
+  return createHash('sha256').update(JSON.stringify(found)).digest('base64');
+}
+
+const READ_WRITE_KINDS = new Set([
+  'SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt', 'CopyStmt', 'TransactionStmt',
+  'VariableSetStmt', 'VariableShowStmt', 'ExplainStmt', 'ExecuteStmt', 'PrepareStmt', 'DeallocateStmt',
+  'DeclareCursorStmt', 'FetchStmt', 'ClosePortalStmt', 'ListenStmt', 'NotifyStmt', 'UnlistenStmt',
+  'LockStmt', 'DiscardStmt', 'Empty', 'Unparsed', 'CallStmt', 'CheckPointStmt', 'VacuumStmt',
+]);
+// DO is not among them: its body may run any DDL (migrations do conditional DDL that way).
+
+/** True when a statement of the analysis may change the catalog (DDL and the like). */
+export function changesCatalog(analysis: SqlAnalysis): boolean {
+  return analysis.statements.some((statement) => !READ_WRITE_KINDS.has(statement.type));
+}
+
+/** Two policies give equal stored values for equal plaintexts (so tokens compare as values do). */
+export function sameProtection(a: ColumnPolicy, b: ColumnPolicy): boolean {
+  const deterministic = (policy: ColumnPolicy): boolean => policy.method !== 'tokenise' || policy.noise === 0;
+  return a.kind === b.kind && a.method === b.method && a.scope === b.scope && a.lang === b.lang
+    && a.noise === b.noise && deterministic(a) && deterministic(b);
+}
+
+function policyFor(policies: ColumnPolicies, column: ColumnRef): ColumnPolicy {
+  const policy = policies.policyOfColumn(column);
+  if (policy === undefined) throw unsupportedRefusal(`pgveil refused the statement: no policy found for protected column ${columnName(column)}`);
+  return policy;
+}
+
+function columnType(policies: ColumnPolicies, column: ColumnRef): number {
+  const relation = policies.relationOf(column);
+  return relation?.columns.find((candidate) => candidate.name === column.column)?.typeOid ?? 0;
+}
+
+export interface StatementContext {
+  readonly policies: ColumnPolicies;
+  /** The session's view of the schema: unqualified names resolved on its search_path. */
+  readonly schema: SessionRelations;
+  readonly cache: SqlAnalysisCache;
+  readonly schemaKey: string;
+  readonly engine: Engine;
+  readonly actions: ReadActions;
+  readonly dateStyle: DateStyle;
+}
+
+/** Analyses `sql` through the cache (keyed by the session's schema answers). */
+export function analyse(sql: string, context: StatementContext): SqlAnalysis {
+  return context.cache.analyse(sql, context.schema, context.schemaKey);
+}
+
+/** Throws PolicyRefusal when the text must not be forwarded. */
+export async function rewriteStatement(sql: string, analysis: SqlAnalysis, context: StatementContext): Promise<RewrittenStatement> {
+  const { policies } = context;
+  if (analysis.rejection !== undefined) throw new PolicyRefusal(analysis.rejection.sqlState, analysis.rejection.message);
+  const masked = maskedColumnRefusal(analysis, policies, context.actions);
+  if (masked !== undefined) throw masked;
+  const params = new Map<number, ParamPlan>();
+  const copies: CopyStream[] = [];
+  let changesCatalog = false;
+  const textBytes = Buffer.from(sql, 'utf8');
+  let schemaAt = context.schema; // the search_path in force at each statement of the text
+  for (const statement of analysis.statements) {
+    if (!READ_WRITE_KINDS.has(statement.type)) changesCatalog = true;
+    for (const comparison of statement.comparedColumns) {
+      const left = policyFor(policies, comparison.left);
+      const right = policyFor(policies, comparison.right);
+      if (left !== right && !sameProtection(left, right)) {
+        throw unsupportedRefusal(`pgveil refused the statement: protected columns ${columnName(comparison.left)} and ${columnName(comparison.right)} are compared, but their policies store different values for equal plaintexts`);
+      }
+      if (!sameProtection(left, left)) {
+        throw unsupportedRefusal(`pgveil refused the statement: protected column ${columnName(comparison.left)} is compared with another column, but its tokens are randomised (noise)`);
+      }
+    }
+    for (const target of [...statement.params, ...statement.arrayParams]) {
+      const policy = policyFor(policies, target.column);
+      const array = statement.arrayParams.includes(target);
+      const known = params.get(target.param);
+      if (known !== undefined) {
+        if (known.policy !== policy && !sameProtection(known.policy, policy)) {
+          throw unsupportedRefusal(`pgveil refused the statement: parameter $${target.param} feeds protected columns with different policies (${columnName(target.column)} among them)`);
+        }
+        if (known.array !== array) {
+          throw unsupportedRefusal(`pgveil refused the statement: protected column ${columnName(target.column)}: parameter $${target.param} is used both as one value and as an array of values`);
+        }
+        continue;
+      }
+      params.set(target.param, { policy, array, columnType: columnType(policies, target.column) });
+    }
+    if (statement.type === 'CopyStmt') {
+      const text = textBytes.subarray(statement.start, statement.end).toString('utf8');
+      const stream = copyStreamOf(text, statement.copyFrom, policies, context.actions, schemaAt);
+      if (stream !== undefined) copies.push(stream);
+    }
+    schemaAt = schemaAt.afterStatement(statement.sessionEffects ?? []);
+  }
+  const batch = new ProtectionBatch();
+  const replacements: LiteralReplacement[] = [];
+  for (const statement of analysis.statements) {
+    for (const literal of statement.literals) {
+      const policy = policyFor(policies, literal.column);
+      batch.add(policy, normaliseText(columnType(policies, literal.column), literal.value, context.dateStyle), (value) => replacements.push({ start: literal.start, end: literal.end, value }));
+    }
+  }
+  if (batch.size > 0) await batch.run(context.engine);
+  return {
+    sql: replacements.length === 0 ? sql : spliceLiterals(sql, replacements),
+    params,
+    copies,
+    changesCatalog,
+    analysis,
+    resolutionKey: context.schema.resolutionKey,
+  };
+}
