@@ -5,7 +5,7 @@ import type { Engine, EngineConfig } from './engineTypes.js';
 import { ProtectionError, isElementFailure, type ElementFailure } from './errors.js';
 import type { KindHandler } from './kinds/kind.js';
 import { KIND_HANDLERS } from './kinds/registry.js';
-import { Tokeniser } from './methods/tokenise.js';
+import { Tokeniser } from './tokens/tokeniser.js';
 import { resolveOptions } from './options.js';
 import { inSlices } from './slicedWork.js';
 import { DEFAULT_MAX_VALUE_BYTES, indexesLongerThan, maxTokenBytes } from './valueLimits.js';

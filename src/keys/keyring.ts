@@ -1,7 +1,7 @@
 import { hkdfSync } from 'node:crypto';
 import { KeyError, parseMasterKey } from './masterKey.js';
 
-/** Key versions fit in the token header (see engine/methods/tokenFormat.ts). */
+/** Key versions fit in the token header (see engine/tokens/tokenFormat.ts). */
 export const MAX_KEY_VERSION = 31;
 
 export interface KeyVersionInput {

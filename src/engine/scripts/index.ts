@@ -1,7 +1,6 @@
 /** Unicode scripts for the text kinds: classes for fpe, detection and token alphabets. */
 export { SCRIPT_IDS, isScriptId, scriptForLang, type ScriptId } from './scriptIds.js';
 export { detectScript } from './detectScript.js';
-export { decodeScriptToken, encodeTokenInScript, TOKEN_GROUP_LENGTH } from './scriptToken.js';
 export { tokenAlphabet, type TokenAlphabet } from './tokenAlphabets.js';
 export {
   charClass, charClasses, classIdOf, indexInClass, IN_PLACE_LETTER, UNCLASSED, type CharClass,

@@ -1,5 +1,6 @@
 import type { Kind, Lang } from '../types.js';
-import { decodeScriptToken, detectScript, encodeTokenInScript } from '../scripts/index.js';
+import { detectScript } from '../scripts/index.js';
+import { decodeScriptToken, encodeTokenInScript } from './scriptToken.js';
 import { FixedWidthBase } from './fixedWidthBase.js';
 
 /** Renders token bytes in a kind's output alphabet, and reads them back. */

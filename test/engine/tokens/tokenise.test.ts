@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createEngine, KINDS } from '../../src/index.js';
-import { ARBITRARY, NOT_OF_KIND, REALISTIC, TOKEN_SHAPE } from '../support/samples.js';
+import { createEngine, KINDS } from '../../../src/index.js';
+import { ARBITRARY, NOT_OF_KIND, REALISTIC, TOKEN_SHAPE } from '../../support/samples.js';
 
 const masterKey = Buffer.alloc(32, 7);
 const engine = createEngine({ masterKey });

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FixedWidthBase } from '../../src/engine/tokens/fixedWidthBase.js';
-import { packValue, unpackValue, MIN_PACKED_BYTES } from '../../src/engine/tokens/packing.js';
-import { FIXED_WIDTH_ALPHABETS } from '../../src/engine/tokens/tokenCodecs.js';
-import { ReferenceFixedWidthBase, referencePackSymbols, referenceUnpackSymbols } from './bigintReference.js';
+import { FixedWidthBase } from '../../../src/engine/tokens/fixedWidthBase.js';
+import { packValue, unpackValue, MIN_PACKED_BYTES } from '../../../src/engine/tokens/packing.js';
+import { FIXED_WIDTH_ALPHABETS } from '../../../src/engine/tokens/tokenCodecs.js';
+import { ReferenceFixedWidthBase, referencePackSymbols, referenceUnpackSymbols } from '../bigintReference.js';
 
 const SYMBOLS = '0123456789 -./+(),:';
 const symbolString = (maxLength: number) =>

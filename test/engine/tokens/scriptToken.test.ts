@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  decodeScriptToken, detectScript, encodeTokenInScript, SCRIPT_IDS, scriptForLang, tokenAlphabet,
-  TOKEN_GROUP_LENGTH, type ScriptId,
+  detectScript, SCRIPT_IDS, scriptForLang, tokenAlphabet, type ScriptId,
 } from '../../../src/engine/scripts/index.js';
+import { decodeScriptToken, encodeTokenInScript, TOKEN_GROUP_LENGTH } from '../../../src/engine/tokens/scriptToken.js';
 import { LANGS } from '../../../src/engine/types.js';
 import { REAL_NAMES } from '../../fixtures/realNames.js';
 import { referenceDecodeScriptToken, referenceEncodeTokenInScript } from '../bigintReference.js';

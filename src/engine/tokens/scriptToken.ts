@@ -4,11 +4,11 @@
  * A 0x01 byte is put in front before converting, so leading zero bytes survive the trip through
  * a number; decoding checks it is there.
  */
-import { digitsToBytes, takeDigits } from '../tokens/byteArithmetic.js';
-import { codePointsToString } from './codePoints.js';
-import { fromBaseDigits, toBaseDigits } from './mixedRadix.js';
-import type { ScriptId } from './scriptIds.js';
-import { tokenAlphabet, tokenAlphabetOf, type TokenAlphabet } from './tokenAlphabets.js';
+import { digitsToBytes, takeDigits } from './byteArithmetic.js';
+import { codePointsToString } from '../scripts/codePoints.js';
+import { fromBaseDigits, toBaseDigits } from '../scripts/mixedRadix.js';
+import type { ScriptId } from '../scripts/scriptIds.js';
+import { tokenAlphabet, tokenAlphabetOf, type TokenAlphabet } from '../scripts/tokenAlphabets.js';
 
 
 export const TOKEN_GROUP_LENGTH = 5;

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Keyring } from '../../keys/index.js';
 import { FF1 } from '../crypto/ff1.js';
 import type { Kind, Lang } from '../types.js';
-import { packValue, unpackValue } from '../tokens/packing.js';
-import { TOKEN_CODECS } from '../tokens/tokenCodecs.js';
+import { packValue, unpackValue } from './packing.js';
+import { TOKEN_CODECS } from './tokenCodecs.js';
 import {
   PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
   scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag,
