@@ -46,12 +46,10 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   },
 };
 
-/** The whole help of one command. */
-export function commandHelpText(name: string, usage: string): string {
+/** The whole help of one command: its own detailed text when it has one, then examples. */
+export function commandHelpText(name: string, usage: string, ownHelp?: string): string {
   const help = COMMAND_HELP[name];
-  const lines = [`Usage: ${usage}`];
-  if (help !== undefined) {
-    lines.push('', help.details, '', 'Examples:', ...help.examples.map((example) => `  ${example}`));
-  }
+  const lines = ownHelp !== undefined ? [ownHelp] : [`Usage: ${usage}`, ...(help === undefined ? [] : ['', help.details])];
+  if (help !== undefined) lines.push('', 'Examples:', ...help.examples.map((example) => `  ${example}`));
   return lines.join('\n');
 }

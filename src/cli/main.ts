@@ -8,21 +8,21 @@ import { COMMAND_HELP, commandHelpText } from './commandHelp.js';
 import { DEMO_USAGE, demoCommand } from './demo.js';
 import { KEYS_GENERATE_USAGE, keysGenerateCommand } from './keysGenerate.js';
 import { POLICY_CHECK_USAGE, policyCheckCommand } from './policyCheck.js';
-import { PROTECT_TABLE_USAGE, protectTableCommand } from './protectTable.js';
-import { REKEY_USAGE, rekeyCommand } from './rekey.js';
+import { PROTECT_TABLE_HELP, PROTECT_TABLE_USAGE, protectTableCommand } from './protectTable.js';
+import { REKEY_HELP, REKEY_USAGE, rekeyCommand } from './rekey.js';
 import { SERVE_USAGE, serveCommand } from './serve.js';
 
 type Command = (args: string[], io: CliIo) => Promise<number>;
 
 /** Commands by their words (one or two). */
-const COMMANDS: Record<string, { usage: string; run: Command }> = {
+const COMMANDS: Record<string, { usage: string; run: Command; help?: string }> = {
   demo: { usage: DEMO_USAGE, run: demoCommand },
   serve: { usage: SERVE_USAGE, run: serveCommand },
   'account add': { usage: ACCOUNT_ADD_USAGE, run: accountAddCommand },
   'keys generate': { usage: KEYS_GENERATE_USAGE, run: keysGenerateCommand },
   'policy check': { usage: POLICY_CHECK_USAGE, run: policyCheckCommand },
-  'protect-table': { usage: PROTECT_TABLE_USAGE, run: protectTableCommand },
-  rekey: { usage: REKEY_USAGE, run: rekeyCommand },
+  'protect-table': { usage: PROTECT_TABLE_USAGE, run: protectTableCommand, help: PROTECT_TABLE_HELP },
+  rekey: { usage: REKEY_USAGE, run: rekeyCommand, help: REKEY_HELP },
 };
 
 function usage(): string {
@@ -32,7 +32,10 @@ function usage(): string {
     'Usage: pgveil <command> [options]',
     '',
     'Commands:',
-    ...names.map((name) => `  ${name.padEnd(width)}  ${COMMAND_HELP[name]?.summary ?? ''}`),
+    ...names.flatMap((name) => [
+      `  ${name.padEnd(width)}  ${COMMAND_HELP[name]?.summary ?? ''}`,
+      `  ${' '.repeat(width)}  ${COMMANDS[name]?.usage ?? ''}`,
+    ]),
     '',
     "Run 'pgveil <command> --help' for a command's options and examples.",
   ].join('\n');
@@ -60,7 +63,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   const command = COMMANDS[found.name];
   if (!command) return 2;
   if (found.rest.includes('--help') || found.rest.includes('-h')) {
-    io.out(commandHelpText(found.name, command.usage));
+    io.out(commandHelpText(found.name, command.usage, command.help));
     return 0;
   }
   try {
