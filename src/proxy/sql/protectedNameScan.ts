@@ -1,29 +1,92 @@
 /**
  * Spots a protected table's name in raw text pgveil cannot analyse (a DO block, a function body, a
- * text the parser rejects): a case-insensitive word match, qualified names included. Strings and
- * comments are scanned too — a dynamic `EXECUTE 'INSERT INTO customers …'` hides there.
+ * text the parser rejects, the query of a COPY TO): a case-insensitive word match, "quoted" and
+ * qualified names included, with whitespace or comments around the dot. Strings and comments are
+ * scanned too — a dynamic `EXECUTE 'INSERT INTO customers …'` hides there. The scan fails closed:
+ * text inside a quoted name or a comment is scanned again as code (a `'"'` literal must not hide
+ * the name after it), and every bare word of the text counts as well.
  */
 import type { RelationLookup, TableInfo } from './relationLookup.js';
 import type { ProtectedSchema } from './sqlAnalysisTypes.js';
 
-const WORD = /"((?:[^"]|"")+)"|[\p{L}_][\p{L}\p{N}_$]*/gu;
+const TOKEN = /\/\*[\s\S]*?\*\/|--[^\n]*|"((?:[^"]|"")+)"|[\p{L}_][\p{L}\p{N}_$]*/gu;
+const BARE = /[\p{L}_][\p{L}\p{N}_$]*/gu;
+/** What may stand between a schema name and its table's: whitespace, comments, one dot. */
+const QUALIFYING_GAP = /^(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*\.(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*$/;
+const BARE_GAP = /^\s*\.\s*$/;
+/** How deep quoted names and comments are scanned again as code. */
+const MAX_DEPTH = 4;
 
 interface Word {
+  readonly name: string;
+  readonly quoted: boolean;
+  /** The word that follows it across a dot, when the two read as `schema.table`. */
+  readonly next?: Word;
+}
+
+interface Token {
   readonly name: string;
   readonly quoted: boolean;
   readonly start: number;
   readonly end: number;
 }
 
+function linked(text: string, tokens: readonly Token[], gap: RegExp, into: Word[]): void {
+  let next: Word | undefined;
+  const words: Word[] = [];
+  for (let index = tokens.length - 1; index >= 0; index--) {
+    const token = tokens[index] as Token;
+    const following = tokens[index + 1];
+    const qualifies = following !== undefined && next !== undefined && gap.test(text.slice(token.end, following.start));
+    const word: Word = qualifies ? { name: token.name, quoted: token.quoted, next } : { name: token.name, quoted: token.quoted };
+    words.push(word);
+    next = word;
+  }
+  into.push(...words.reverse());
+}
+
+function scan(text: string, depth: number, into: Word[]): void {
+  const tokens: Token[] = [];
+  const inner: string[] = [];
+  for (const match of text.matchAll(TOKEN)) {
+    const raw = match[0];
+    const start = match.index;
+    if (raw.startsWith('/*') || raw.startsWith('--')) {
+      inner.push(raw.slice(2, raw.startsWith('/*') ? -2 : undefined));
+      continue;
+    }
+    const quoted = match[1] !== undefined;
+    if (quoted) inner.push(match[1] as string);
+    tokens.push({ name: quoted ? (match[1] as string).replace(/""/g, '"') : raw, quoted, start, end: start + raw.length });
+  }
+  linked(text, tokens, QUALIFYING_GAP, into);
+  if (depth < MAX_DEPTH) for (const part of inner) scan(part, depth + 1, into);
+}
+
+/** The words of `text` that could name a table, each with the word it qualifies, if any. */
 function wordsOf(text: string): Word[] {
   const words: Word[] = [];
-  for (const match of text.matchAll(WORD)) {
-    const quoted = match[1] !== undefined;
-    const name = quoted ? (match[1] as string).replace(/""/g, '"') : match[0];
-    const start = match.index;
-    words.push({ name, quoted, start, end: start + match[0].length });
-  }
+  scan(text, 0, words);
+  const bare: Token[] = [];
+  for (const match of text.matchAll(BARE)) bare.push({ name: match[0], quoted: false, start: match.index, end: match.index + match[0].length });
+  linked(text, bare, BARE_GAP, words);
   return words;
+}
+
+/** The first of `names` (any case) that `text` names as a word or "quoted" name, as listed. */
+export function findListedTableMention(text: string, names: Iterable<string>): string | undefined {
+  return listedMention(text, names)?.listed;
+}
+
+function listedMention(text: string, names: Iterable<string>): { written: string; listed: string } | undefined {
+  const byKey = new Map<string, string>();
+  for (const name of names) if (!byKey.has(name.toLowerCase())) byKey.set(name.toLowerCase(), name);
+  if (byKey.size === 0) return undefined;
+  for (const word of wordsOf(text)) {
+    const listed = byKey.get(word.name.toLowerCase());
+    if (listed !== undefined) return { written: word.name, listed };
+  }
+  return undefined;
 }
 
 /** The first protected table the text names (as `schema.table` or as written), if any. */
@@ -40,12 +103,7 @@ export function findPlaintextTableMention(text: string, schema: ProtectedSchema,
 function findTableMention(
   text: string, listed: Iterable<string> | undefined, relations: RelationLookup, matches: (info: TableInfo) => boolean,
 ): string | undefined {
-  const words = wordsOf(text);
-  if (listed !== undefined) {
-    const names = new Set<string>();
-    for (const name of listed) names.add(name.toLowerCase());
-    return words.find((word) => names.has(word.name.toLowerCase()))?.name;
-  }
+  if (listed !== undefined) return listedMention(text, listed)?.written;
   const asked = new Set<string>();
   const probe = (schemaName: string | undefined, tableName: string): string | undefined => {
     const key = `${schemaName ?? ''}.${tableName}`;
@@ -54,14 +112,12 @@ function findTableMention(
     const info = relations.table(schemaName, tableName);
     return info !== undefined && matches(info) ? `${info.schema}.${info.table}` : undefined;
   };
-  for (let index = 0; index < words.length; index++) {
-    const word = words[index] as Word;
+  for (const word of wordsOf(text)) {
     const spellings = word.quoted ? [word.name, word.name.toLowerCase()] : [word.name.toLowerCase(), word.name];
-    const next = words[index + 1];
-    const qualifies = next !== undefined && /^\s*\.\s*$/.test(text.slice(word.end, next.start));
+    const next = word.next;
     for (const spelling of spellings) {
       const found = probe(undefined, spelling)
-        ?? (qualifies ? probe(spelling, next.quoted ? next.name : next.name.toLowerCase()) : undefined);
+        ?? (next !== undefined ? probe(spelling, next.quoted ? next.name : next.name.toLowerCase()) : undefined);
       if (found !== undefined) return found;
     }
   }

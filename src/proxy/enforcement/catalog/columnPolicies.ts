@@ -6,6 +6,7 @@
  */
 import type { ColumnPolicy, PolicySet } from '../../../policy/index.js';
 import type { ColumnRef, PlaintextSource, ProtectedSchema, ResolvedTable } from '../../sql/index.js';
+import { findListedTableMention } from '../../sql/protectedNameScan.js';
 import { nameKey, type CatalogRelation, type CatalogSnapshot } from './catalogSnapshot.js';
 import { UNKNOWN_SCOPE } from './searchPathResolution.js';
 import { resolveOnPath } from './resolveOnPath.js';
@@ -184,10 +185,9 @@ export class ColumnPolicies implements ProtectedSchema {
     return policy !== undefined && protectsWrites(policy);
   }
 
-  /** True when a word of `text` is the name of a table with protected columns (any case). */
+  /** True when `text` names a table with protected columns (the analyser's scan, protectedNameScan). */
   mentionsProtectedTable(text: string): boolean {
-    const names = new Set([...this.protectedTableNames()].map((name) => name.toLowerCase()));
-    return (text.match(/[\p{L}_][\p{L}\p{N}_$]*/gu) ?? []).some((word) => names.has(word.toLowerCase()));
+    return findListedTableMention(text, this.protectedTableNames()) !== undefined;
   }
 
   protectedTableNames(): Iterable<string> {

@@ -10,6 +10,7 @@ import type { ColumnPolicy } from '../../../policy/index.js';
 import type { CopyFromTarget, CopyOptions, ProtectedSchema } from '../../sql/index.js';
 import { copyOptions } from '../../sql/copyStatement.js';
 import { stringList } from '../../sql/parseTree.js';
+import { findListedTableMention } from '../../sql/protectedNameScan.js';
 import { parseSql } from '../../sql/sqlParser.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { unsupportedRefusal } from '../policyRefusal.js';
@@ -43,12 +44,6 @@ function copyNode(statementText: string): CopyStmt | undefined {
   return parsed !== undefined && 'CopyStmt' in parsed ? parsed.CopyStmt : undefined;
 }
 
-/** Protected tables whose name appears in `text` (a word match, any case). */
-function mentionedTables(text: string, names: Iterable<string>): string[] {
-  const words = new Set((text.match(/[\p{L}_][\p{L}\p{N}_$]*/gu) ?? []).map((word) => word.toLowerCase()));
-  return [...names].filter((name) => words.has(name.toLowerCase()));
-}
-
 /**
  * The data stream a COPY statement opens, if any. `copyFrom` is the analyser's finding for the
  * statement. Throws PolicyRefusal for COPY TO forms pgveil cannot rewrite for this session.
@@ -63,9 +58,9 @@ export function copyStreamOf(
   if (copy.query !== undefined) {
     const revealing = new Set<string>();
     for (const policy of policies.policies.columns) if (actions.of(policy) !== 'pass') revealing.add(policy.table);
-    const named = mentionedTables(statementText, revealing);
-    if (named.length > 0) {
-      throw unsupportedRefusal(`pgveil refused the statement: COPY (query) TO STDOUT reads table ${named[0] ?? ''}, whose protected columns pgveil cannot map in a COPY of a query; use COPY table (columns) TO STDOUT or SELECT`);
+    const named = findListedTableMention(statementText, revealing);
+    if (named !== undefined) {
+      throw unsupportedRefusal(`pgveil refused the statement: COPY (query) TO STDOUT reads table ${named}, whose protected columns pgveil cannot map in a COPY of a query; use COPY table (columns) TO STDOUT or SELECT`);
     }
     return { direction: 'out', columnCount: 0, columns: [], options: undefined };
   }

@@ -1,0 +1,114 @@
+/**
+ * One scanner for protected table names in text: the analyser's fallback scan
+ * (findProtectedTableMention), ColumnPolicies.mentionsProtectedTable (session settings checks) and
+ * the COPY (query) TO STDOUT check must recognise the same spellings — quoted, schema-qualified,
+ * any case, with comments or whitespace around the dot — and fail closed alike.
+ */
+import { describe, expect, it } from 'vitest';
+import { parsePolicies } from '../../../src/policy/index.js';
+import { nameKey, type CatalogRelation, type CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
+import { ColumnPolicies } from '../../../src/proxy/enforcement/catalog/columnPolicies.js';
+import { PolicyRefusal } from '../../../src/proxy/enforcement/policyRefusal.js';
+import { ReadActions } from '../../../src/proxy/enforcement/readPath/resultPlan.js';
+import { copyStreamOf } from '../../../src/proxy/enforcement/writePath/copyTargets.js';
+import { findProtectedTableMention } from '../../../src/proxy/sql/protectedNameScan.js';
+import { RelationLookup } from '../../../src/proxy/sql/relationLookup.js';
+import type { ProtectedSchema } from '../../../src/proxy/sql/index.js';
+import { useSqlParser } from '../../sql/sqlTestHelpers.js';
+
+useSqlParser();
+
+function relation(oid: number, schema: string, table: string): CatalogRelation {
+  const columns = [{ attnum: 1, name: 'id', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'ssn', typeOid: 25, typmod: -1 }];
+  return {
+    oid, schema, table, relkind: 'r', columns, byAttnum: new Map(columns.map((column) => [column.attnum, column])),
+    parents: [], origins: new Map(), computed: new Map(),
+  } as CatalogRelation;
+}
+
+function snapshotOf(relations: CatalogRelation[]): CatalogSnapshot {
+  const byBareName = new Map<string, CatalogRelation[]>();
+  for (const item of relations) byBareName.set(item.table, [...(byBareName.get(item.table) ?? []), item]);
+  return {
+    relations: new Map(relations.map((item) => [item.oid, item])),
+    byName: new Map(relations.map((item) => [nameKey(item.schema, item.table), item])),
+    byBareName, currentUser: 'app',
+  };
+}
+
+const POLICIES = parsePolicies(`
+columns:
+  public.customers.ssn: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext } }
+  crm."Client Files".ssn: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext } }
+`, 'policies.yaml');
+
+const policies = new ColumnPolicies(
+  snapshotOf([relation(1, 'public', 'customers'), relation(2, 'crm', 'Client Files'), relation(3, 'public', 'orders')]),
+  POLICIES,
+);
+
+/** The analyser's scan, both with the listed names and asking the schema word by word. */
+function analyserScan(text: string, schema: ProtectedSchema = policies): boolean {
+  return findProtectedTableMention(text, schema, new RelationLookup(schema)) !== undefined;
+}
+
+/** The same schema without protectedTableNames: the scan resolves each word instead. */
+const unlisted: ProtectedSchema = {
+  resolveTable: (schemaName, table) => policies.resolveTable(schemaName, table),
+  isProtected: (ref) => policies.isProtected(ref),
+};
+
+function copyRefused(text: string): boolean {
+  try {
+    copyStreamOf(text, undefined, policies, new ReadActions(['app']));
+    return false;
+  } catch (error) {
+    if (error instanceof PolicyRefusal) return true;
+    throw error;
+  }
+}
+
+const NAMING = [
+  'SELECT * FROM customers',
+  'SELECT * FROM "customers"',
+  'SELECT * FROM CUSTOMERS',
+  'SELECT * FROM public."customers"',
+  'SELECT * FROM PUBLIC.CUSTOMERS',
+  'SELECT * FROM public /* c */ . /* d */ customers',
+  'SELECT * FROM public\n . -- line\n "customers"',
+  'SELECT * FROM crm."Client Files"',
+  'SELECT * FROM "crm" . "Client Files"',
+  'SELECT * FROM crm/**/./**/"Client Files"',
+  // A double quote in a string literal must not hide the table name that follows it.
+  `SELECT '"' AS q, ssn FROM customers, (SELECT '"') AS t`,
+  `SELECT '/*' AS q, ssn FROM customers, (SELECT '*/') AS t`,
+];
+
+const NOT_NAMING = [
+  'SELECT * FROM orders',
+  'SELECT * FROM public.orders',
+  'SELECT * FROM "Client"',
+];
+
+describe('protected table names in text', () => {
+  it.each(NAMING)('every check recognises %s', (text) => {
+    expect(analyserScan(text)).toBe(true);
+    expect(analyserScan(text, unlisted)).toBe(true);
+    expect(policies.mentionsProtectedTable(text)).toBe(true);
+    expect(copyRefused(`COPY (${text}) TO STDOUT`)).toBe(true);
+  });
+
+  it.each(NOT_NAMING)('no check reports %s', (text) => {
+    expect(analyserScan(text)).toBe(false);
+    expect(analyserScan(text, unlisted)).toBe(false);
+    expect(policies.mentionsProtectedTable(text)).toBe(false);
+    expect(copyRefused(`COPY (${text}) TO STDOUT`)).toBe(false);
+  });
+
+  it('names the table in the COPY (query) refusal, no value', () => {
+    expect(() => copyStreamOf(`COPY (SELECT * FROM crm."Client Files" WHERE ssn = '123-45-6789') TO STDOUT`, undefined, policies, new ReadActions(['app'])))
+      .toThrow(/COPY \(query\) TO STDOUT reads table Client Files/);
+    expect(() => copyStreamOf(`COPY (SELECT * FROM crm."Client Files" WHERE ssn = '123-45-6789') TO STDOUT`, undefined, policies, new ReadActions(['app'])))
+      .not.toThrow(/123-45-6789/);
+  });
+});
