@@ -11,7 +11,7 @@ import { Scope } from './nameScope.js';
 import { exposeResultColumns } from './plaintextExposure.js';
 import { relationItem } from './queryAnalyser.js';
 import { stringList } from './parseTree.js';
-import type { CopyColumn, CopyFormat, CopyOptions } from './sqlAnalysisTypes.js';
+import type { CopyColumn, CopyFormat, CopyOptions, CopyShape } from './sqlAnalysisTypes.js';
 import { rejectColumn, rejectStatement } from './statementFindings.js';
 
 export function analyseCopy(copy: CopyStmt, context: AnalysisContext): void {
@@ -43,6 +43,19 @@ export function analyseCopy(copy: CopyStmt, context: AnalysisContext): void {
     rejectColumn(firstProtected.column, 'binary COPY rows cannot be rewritten; use FORMAT text or csv', relation.location);
   }
   context.findings.copyFrom = { schema: info.schema, table: info.table, columns, options };
+}
+
+/** The data-stream facts of a COPY statement, carried in its StatementAnalysis. */
+export function copyShape(copy: CopyStmt): CopyShape {
+  const relation = copy.relation;
+  return {
+    from: copy.is_from === true,
+    stdio: copy.filename === undefined && copy.is_program !== true,
+    query: copy.query !== undefined,
+    relation: relation === undefined ? undefined : { schema: relation.schemaname, table: relation.relname ?? '' },
+    columns: copy.attlist === undefined ? undefined : stringList(copy.attlist),
+    options: copy.options,
+  };
 }
 
 /** Options read below, and options that do not change how a data row is laid out. */

@@ -13,7 +13,7 @@ export { statementRuleFindings } from './statementRules.js';
 export { preparedNameUseOf, type PreparedNameEffect, type PreparedNameUse } from './preparedNames.js';
 export { parseSearchPath } from './searchPathValue.js';
 export type {
-  ColumnComparison, ColumnRef, CopyColumn, CopyFormat, CopyFromTarget, CopyOptions, LiteralTarget,
+  ColumnComparison, ColumnRef, CopyColumn, CopyFormat, CopyFromTarget, CopyOptions, CopyShape, LiteralTarget,
   ParamTarget, PlaintextExposure, PlaintextSource, ProtectedSchema, Rejection, ResolvedTable, RuleFinding, SqlAnalysis,
   StatementAnalysis, StatementRule,
 } from './sqlAnalysisTypes.js';

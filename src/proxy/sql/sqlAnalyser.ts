@@ -7,6 +7,7 @@
 import type { Node, RawStmt } from 'libpg-query';
 import type { AnalysisContext } from './analysisContext.js';
 import { UNKNOWN_COLUMNS, type OutputColumn, type Scope } from './nameScope.js';
+import { copyShape } from './copyStatement.js';
 import { forEachChild, nodeType } from './parseTree.js';
 import { findProtectedTableMention } from './protectedNameScan.js';
 import { analyseExpression } from './expressionAnalyser.js';
@@ -107,6 +108,7 @@ function analyseRawStatement(raw: RawStmt, text: SqlText, relations: RelationLoo
     literals: findings.literals,
     comparedColumns: findings.comparedColumns,
     copyFrom: findings.copyFrom,
+    ...(raw.stmt !== undefined && 'CopyStmt' in raw.stmt ? { copy: copyShape(raw.stmt.CopyStmt) } : {}),
     rejection: undefined,
     exposures: findings.exposures,
     opaqueRead: findings.opaqueRead,

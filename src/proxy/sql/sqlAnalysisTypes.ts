@@ -3,6 +3,7 @@
  * protected columns) and what it gets back (which `$n` and which literal feeds which protected
  * column, COPY targets, and rejections). All byte offsets are UTF-8 byte offsets into the text.
  */
+import type { Node } from 'libpg-query';
 import type { StatementPrivilege } from '../../policy/index.js';
 import type { SessionEffect } from './sessionEffects.js';
 import type { PreparedNameUse } from './preparedNames.js';
@@ -164,6 +165,20 @@ export interface Rejection {
   readonly position?: number;
 }
 
+/** What a COPY statement says about its data stream (see copyStatement.copyShape). */
+export interface CopyShape {
+  readonly from: boolean;
+  /** FROM STDIN / TO STDOUT: no server file, no PROGRAM. */
+  readonly stdio: boolean;
+  /** COPY (query) TO. */
+  readonly query: boolean;
+  readonly relation: { readonly schema: string | undefined; readonly table: string } | undefined;
+  /** The column list, when given. */
+  readonly columns: readonly string[] | undefined;
+  /** The WITH options as parsed (DefElem nodes), read by copyOptions when rows need rewriting. */
+  readonly options: readonly Node[] | undefined;
+}
+
 export interface StatementAnalysis {
   /** Byte range of the statement in the text (without its trailing semicolon). */
   readonly start: number;
@@ -176,6 +191,8 @@ export interface StatementAnalysis {
   readonly literals: readonly LiteralTarget[];
   readonly comparedColumns: readonly ColumnComparison[];
   readonly copyFrom: CopyFromTarget | undefined;
+  /** A COPY statement as written (copyShape), so its data stream is known without parsing again. */
+  readonly copy?: CopyShape;
   readonly rejection: Rejection | undefined;
   /** Plaintext-at-rest columns that may reach the client other than as bare result columns. */
   readonly exposures: readonly PlaintextExposure[];

@@ -5,11 +5,9 @@
  * no table OIDs). `COPY (query) TO STDOUT` cannot be mapped: it is refused when the query names a
  * table whose columns this session may not see as stored.
  */
-import type { CopyStmt } from 'libpg-query';
 import type { ColumnPolicy } from '../../../policy/index.js';
-import type { CopyFromTarget, CopyOptions, ProtectedSchema } from '../../sql/index.js';
-import { copyOptions } from '../../sql/copyStatement.js';
-import { stringList } from '../../sql/parseTree.js';
+import type { CopyFromTarget, CopyOptions, CopyShape, ProtectedSchema } from '../../sql/index.js';
+import { copyOptions, copyShape } from '../../sql/copyStatement.js';
 import { findListedTableMention } from '../../sql/protectedNameScan.js';
 import { parseSql } from '../../sql/sqlParser.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
@@ -39,23 +37,24 @@ export interface CopyOutStream {
 
 export type CopyStream = CopyInStream | CopyOutStream;
 
-function copyNode(statementText: string): CopyStmt | undefined {
+/** Parses the statement again: only for an analysis that does not carry its CopyShape. */
+function copyShapeOf(statementText: string): CopyShape | undefined {
   const parsed = parseSql(statementText).stmts?.[0]?.stmt;
-  return parsed !== undefined && 'CopyStmt' in parsed ? parsed.CopyStmt : undefined;
+  return parsed !== undefined && 'CopyStmt' in parsed ? copyShape(parsed.CopyStmt) : undefined;
 }
 
 /**
  * The data stream a COPY statement opens, if any. `copyFrom` is the analyser's finding for the
- * statement. Throws PolicyRefusal for COPY TO forms pgveil cannot rewrite for this session.
+ * statement, `shape` its CopyShape (StatementAnalysis.copy). Throws PolicyRefusal for COPY TO forms pgveil cannot rewrite for this session.
  */
 export function copyStreamOf(
   statementText: string, copyFrom: CopyFromTarget | undefined, policies: ColumnPolicies, actions: ReadActions,
-  schema: ProtectedSchema = policies,
+  schema: ProtectedSchema = policies, shape: CopyShape | undefined = copyShapeOf(statementText),
 ): CopyStream | undefined {
-  const copy = copyNode(statementText);
-  if (copy === undefined || copy.filename !== undefined || copy.is_program === true) return undefined;
-  if (copy.is_from === true) return { direction: 'in', target: copyFrom };
-  if (copy.query !== undefined) {
+  const copy = shape;
+  if (copy === undefined || !copy.stdio) return undefined;
+  if (copy.from) return { direction: 'in', target: copyFrom };
+  if (copy.query) {
     const revealing = new Set<string>();
     for (const policy of policies.policies.columns) if (actions.of(policy) !== 'pass') revealing.add(policy.table);
     const named = findListedTableMention(statementText, revealing);
@@ -66,10 +65,10 @@ export function copyStreamOf(
   }
   const relation = copy.relation;
   // An unqualified name resolves on the session's search_path (`schema`).
-  const table = relation === undefined ? undefined : schema.resolveTable(relation.schemaname, relation.relname ?? '');
+  const table = relation === undefined ? undefined : schema.resolveTable(relation.schema, relation.table);
   if (table?.refusal !== undefined) throw unsupportedRefusal(table.refusal);
   if (table === undefined) return { direction: 'out', columnCount: 0, columns: [], options: undefined };
-  const names = copy.attlist === undefined ? table.columns : stringList(copy.attlist);
+  const names = copy.columns ?? table.columns;
   const columns: CopyOutColumn[] = [];
   names.forEach((name, index) => {
     const policy = policies.policyOfColumn({ schema: table.schema, table: table.table, column: name });

@@ -140,7 +140,7 @@ export async function rewriteStatement(sql: string, analysis: SqlAnalysis, conte
     }
     if (statement.type === 'CopyStmt') {
       const text = textBytes.subarray(statement.start, statement.end).toString('utf8');
-      const stream = copyStreamOf(text, statement.copyFrom, policies, context.actions, schemaAt);
+      const stream = copyStreamOf(text, statement.copyFrom, policies, context.actions, schemaAt, statement.copy);
       if (stream !== undefined) copies.push(stream);
     }
     schemaAt = schemaAt.afterStatement(statement.sessionEffects ?? []);
