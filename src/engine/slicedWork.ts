@@ -12,6 +12,8 @@ import { permutationTableBuilds, TableBuildDeferred, withTableBuildAllowance } f
 export const SLICE_BUDGET_MS = 4;
 const FIRST_SLICE_WEIGHT = 64;
 const MAX_SLICE_WEIGHT = 512;
+/** Deferrals of one slice after which it runs with no table limit (a cache too small to hold them all). */
+const MAX_DEFERRALS = 16;
 
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -33,6 +35,7 @@ export async function inSlices(values: readonly string[], work: (start: number, 
   let start = 0;
   let allowed = FIRST_SLICE_WEIGHT;
   let dearest = 0;
+  let deferrals = 0;
   while (start < count) {
     let end = start;
     let weight = 0;
@@ -41,12 +44,13 @@ export async function inSlices(values: readonly string[], work: (start: number, 
     const buildsBefore = permutationTableBuilds();
     let finished = true;
     try {
-      withTableBuildAllowance(1, () => work(start, end));
+      withTableBuildAllowance(deferrals < MAX_DEFERRALS ? 1 : Number.POSITIVE_INFINITY, () => work(start, end));
     } catch (error) {
       if (!(error instanceof TableBuildDeferred)) throw error;
       finished = false;
     }
     if (finished) {
+      deferrals = 0;
       // A table build says nothing of the values' own cost: it is bounded apart (one per slice).
       if (permutationTableBuilds() === buildsBefore) dearest = Math.max(dearest, (performance.now() - began) / weight);
       start = end;
@@ -54,6 +58,7 @@ export async function inSlices(values: readonly string[], work: (start: number, 
       allowed = Math.max(1, Math.min(MAX_SLICE_WEIGHT, 2 * allowed, Math.floor(budgetMs / Math.max(dearest, 1e-4))));
     } else {
       allowed = 1;
+      deferrals++;
     }
     await nextTurn();
   }

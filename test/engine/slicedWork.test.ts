@@ -134,3 +134,17 @@ describe('engine bounds and slices', () => {
     expect(pauseMs).toBeLessThan(PAUSE_LIMIT_MS);
   });
 });
+
+describe('inSlices with a cache too small for one value\'s tables', () => {
+  it('still finishes: after repeated deferrals the slice runs without a table limit', async () => {
+    const cache = new PermutationTableCache(2000); // holds one table of 1000 (2000 entries)
+    const key = randomBytes(32);
+    let attempts = 0;
+    await inSlices(['one value needing three tables'], () => {
+      attempts++;
+      for (const tweak of ['a', 'b', 'c']) cache.get(key, 1000, Buffer.from(tweak));
+    });
+    expect(attempts).toBeGreaterThan(1);
+    expect(attempts).toBeLessThan(40);
+  });
+});
