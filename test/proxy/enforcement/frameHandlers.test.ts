@@ -8,8 +8,9 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/engine/index.js';
 import { parsePolicies, type PolicySet } from '../../../src/policy/index.js';
-import { nameKey, type CatalogRelation, type CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
+import type { CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
 import { createPolicyHooks, type PolicyHooks } from '../../../src/proxy/enforcement/index.js';
+import { relationOf, snapshotOf } from './support/catalogFixtures.js';
 import { type SessionContext, type SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
 
 const TEXT = 25;
@@ -21,26 +22,12 @@ columns:
   public.customers.ssn: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext, support: mask } }
 `;
 
-function customers(): CatalogRelation {
-  const columns = [
+function snapshot(): CatalogSnapshot {
+  return snapshotOf([relationOf(CUSTOMERS_OID, 'public', 'customers', [
     { attnum: 1, name: 'id', typeOid: INT4, typmod: -1 },
     { attnum: 2, name: 'ssn', typeOid: TEXT, typmod: -1 },
     { attnum: 3, name: 'note', typeOid: TEXT, typmod: -1 },
-  ];
-  return {
-    oid: CUSTOMERS_OID, schema: 'public', table: 'customers', relkind: 'r', columns,
-    byAttnum: new Map(columns.map((column) => [column.attnum, column])), parents: [], origins: new Map(), computed: new Map(),
-  };
-}
-
-function snapshot(): CatalogSnapshot {
-  const relation = customers();
-  return {
-    relations: new Map([[relation.oid, relation]]),
-    byName: new Map([[nameKey('public', 'customers'), relation]]),
-    byBareName: new Map([['customers', [relation]]]),
-    currentUser: 'pgveil', defaultSearchPath: '"$user", public',
-  };
+  ])], { currentUser: 'pgveil', defaultSearchPath: '"$user", public' });
 }
 
 /** A session as the hooks see it: what they answer in order is collected. */

@@ -6,7 +6,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parsePolicies } from '../../../src/policy/index.js';
-import { nameKey, type CatalogRelation, type CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
 import { ColumnPolicies } from '../../../src/proxy/enforcement/catalog/columnPolicies.js';
 import { PolicyRefusal } from '../../../src/proxy/enforcement/policyRefusal.js';
 import { ReadActions } from '../../../src/proxy/enforcement/readPath/resultPlan.js';
@@ -14,27 +13,12 @@ import { copyStreamOf } from '../../../src/proxy/enforcement/writePath/copyTarge
 import { findProtectedTableMention } from '../../../src/proxy/sql/protectedNameScan.js';
 import { RelationLookup } from '../../../src/proxy/sql/relationLookup.js';
 import type { ProtectedSchema } from '../../../src/proxy/sql/index.js';
+import { relationOf, snapshotOf } from './support/catalogFixtures.js';
 import { useSqlParser } from '../../sql/sqlTestHelpers.js';
 
 useSqlParser();
 
-function relation(oid: number, schema: string, table: string): CatalogRelation {
-  const columns = [{ attnum: 1, name: 'id', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'ssn', typeOid: 25, typmod: -1 }];
-  return {
-    oid, schema, table, relkind: 'r', columns, byAttnum: new Map(columns.map((column) => [column.attnum, column])),
-    parents: [], origins: new Map(), computed: new Map(),
-  } as CatalogRelation;
-}
 
-function snapshotOf(relations: CatalogRelation[]): CatalogSnapshot {
-  const byBareName = new Map<string, CatalogRelation[]>();
-  for (const item of relations) byBareName.set(item.table, [...(byBareName.get(item.table) ?? []), item]);
-  return {
-    relations: new Map(relations.map((item) => [item.oid, item])),
-    byName: new Map(relations.map((item) => [nameKey(item.schema, item.table), item])),
-    byBareName, currentUser: 'app',
-  };
-}
 
 const POLICIES = parsePolicies(`
 columns:
@@ -43,7 +27,7 @@ columns:
 `, 'policies.yaml');
 
 const policies = new ColumnPolicies(
-  snapshotOf([relation(1, 'public', 'customers'), relation(2, 'crm', 'Client Files'), relation(3, 'public', 'orders')]),
+  snapshotOf([relationOf(1, 'public', 'customers'), relationOf(2, 'crm', 'Client Files'), relationOf(3, 'public', 'orders')]),
   POLICIES,
 );
 

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parsePolicies } from '../../../src/policy/index.js';
-import { nameKey, type CatalogRelation, type CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
 import { ColumnPolicies } from '../../../src/proxy/enforcement/catalog/columnPolicies.js';
 import { candidatesOnPath, pathScope } from '../../../src/proxy/enforcement/catalog/searchPathResolution.js';
 import { DEFAULT_PATH_SETTINGS, PathSettingsTracker, type PathSettings } from '../../../src/proxy/enforcement/catalog/searchPathSettings.js';
@@ -13,6 +12,7 @@ import { resolveOnPath } from '../../../src/proxy/enforcement/catalog/resolveOnP
 import { SessionSearchPath } from '../../../src/proxy/enforcement/catalog/sessionSearchPath.js';
 import { initialPathSettings, splitStartupOptions } from '../../../src/proxy/enforcement/catalog/startupSearchPath.js';
 import type { SessionEffect } from '../../../src/proxy/sql/index.js';
+import { relationOf, snapshotOf } from './support/catalogFixtures.js';
 
 const set = (...names: string[]): SessionEffect => ({ kind: 'set-path', names, local: false });
 const setLocal = (...names: string[]): SessionEffect => ({ kind: 'set-path', names, local: true });
@@ -140,23 +140,7 @@ describe('initialPathSettings', () => {
   });
 });
 
-function relation(oid: number, schema: string, table: string): CatalogRelation {
-  const columns = [{ attnum: 1, name: 'id', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'ssn', typeOid: 25, typmod: -1 }];
-  return {
-    oid, schema, table, relkind: 'r', columns, byAttnum: new Map(columns.map((column) => [column.attnum, column])),
-    parents: [], origins: new Map(), computed: new Map(),
-  } as CatalogRelation;
-}
 
-function snapshotOf(relations: CatalogRelation[], extra: Partial<CatalogSnapshot> = {}): CatalogSnapshot {
-  const byBareName = new Map<string, CatalogRelation[]>();
-  for (const item of relations) byBareName.set(item.table, [...(byBareName.get(item.table) ?? []), item]);
-  return {
-    relations: new Map(relations.map((item) => [item.oid, item])),
-    byName: new Map(relations.map((item) => [nameKey(item.schema, item.table), item])),
-    byBareName, currentUser: 'app', ...extra,
-  };
-}
 
 const POLICIES = parsePolicies(`
 columns:
@@ -166,8 +150,8 @@ columns:
 
 describe('resolution on a search path', () => {
   const snapshot = snapshotOf([
-    relation(1, 'public', 'customers'), relation(2, 'crm', 'customers'), relation(3, 'app', 'customers'),
-    relation(4, 'pg_temp_3', 'customers'), relation(5, 'sales', 'orders'), relation(6, 'locked', 'orders'),
+    relationOf(1, 'public', 'customers'), relationOf(2, 'crm', 'customers'), relationOf(3, 'app', 'customers'),
+    relationOf(4, 'pg_temp_3', 'customers'), relationOf(5, 'sales', 'orders'), relationOf(6, 'locked', 'orders'),
   ], { schemasWithoutUsage: new Set(['locked']) });
   const defaults = { loginUser: 'app', defaultPath: '"$user", public' };
   const scope = (path: PathSettings['path'], role: PathSettings['role'] = null): ReturnType<typeof pathScope> =>
@@ -194,11 +178,11 @@ describe('resolution on a search path', () => {
     const policies = new ColumnPolicies(snapshot, POLICIES);
     // crm is not on the path; the temp table (maybe this session's) has no policies.
     expect(resolveOnPath(policies, 'customers', scope({ kind: 'names', names: ['public'] }))?.schema).toBe('public');
-    const withoutTemp = new ColumnPolicies(snapshotOf([relation(1, 'public', 'customers'), relation(2, 'crm', 'customers')]), POLICIES);
+    const withoutTemp = new ColumnPolicies(snapshotOf([relationOf(1, 'public', 'customers'), relationOf(2, 'crm', 'customers')]), POLICIES);
     expect(resolveOnPath(withoutTemp, 'customers', scope({ kind: 'names', names: ['public'] }))).toMatchObject({ schema: 'public', pathDependent: true });
     expect(resolveOnPath(withoutTemp, 'customers', scope({ kind: 'names', names: ['crm', 'public'] }))?.schema).toBe('crm');
     expect(resolveOnPath(withoutTemp, 'customers', scope({ kind: 'unknown' }))?.schema).toBe('crm');
-    const twoProtected = new ColumnPolicies(snapshotOf([relation(1, 'vault', 'customers'), relation(2, 'crm', 'customers')]), POLICIES);
+    const twoProtected = new ColumnPolicies(snapshotOf([relationOf(1, 'vault', 'customers'), relationOf(2, 'crm', 'customers')]), POLICIES);
     expect(resolveOnPath(twoProtected, 'customers', scope({ kind: 'names', names: ['vault'] }))?.schema).toBe('vault');
     expect(resolveOnPath(twoProtected, 'customers', scope({ kind: 'unknown' }))?.refusal).toMatch(/may denote vault\.customers, crm\.customers|may denote crm\.customers, vault\.customers/);
   });
