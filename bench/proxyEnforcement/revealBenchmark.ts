@@ -2,7 +2,7 @@
  * The policy proxy's read throughput: SELECT of 100 000 rows with three fpe columns revealed as
  * plaintext (target ≥ 100 000 rows/s), beside the same SELECT straight to PostgreSQL and through
  * the proxy as a role that sees tokens (the raw-bytes path). Protected INSERTs are measured by
- * insertBenchmark.ts. Run: npx tsx bench/proxyPolicy/revealBenchmark.ts [rows]
+ * insertBenchmark.ts. Run: npx tsx bench/proxyEnforcement/revealBenchmark.ts [rows]
  */
 import pg from 'pg';
 import { ANALYST, APP, startPolicyHarness } from '../../test/proxy/enforcement/support/policyHarness.js';

@@ -6,7 +6,7 @@
  * Interleaved rounds, medians; the CPU the proxy spent per INSERT is printed too (steadier than tps
  * on a shared machine).
  *
- * Run: npx tsx bench/proxyPolicy/insertBenchmark.ts
+ * Run: npx tsx bench/proxyEnforcement/insertBenchmark.ts
  * Environment: PGVEIL_BENCH_SECONDS (default 10), PGVEIL_BENCH_ROUNDS (3), PGVEIL_BENCH_CLIENTS ("8,1":
  * each client count is a separate series; 1 client measures latency, 8 the proxy's throughput),
  * PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one).
