@@ -9,10 +9,19 @@
 import type { RelationLookup, TableInfo } from './relationLookup.js';
 import type { ProtectedSchema } from './sqlAnalysisTypes.js';
 
-const TOKEN = /\/\*[\s\S]*?\*\/|--[^\n]*|"((?:[^"]|"")+)"|[\p{L}_][\p{L}\p{N}_$]*/gu;
+/**
+ * A comment, a "quoted" name or a bare word. A comment ends at its first `*\/` or, unterminated, at
+ * the end of the text: a lazy search for an end that never comes made each `/*` rescan the rest.
+ */
+const TOKEN = /\/\*(?:[^*]|\*(?!\/))*(?:\*\/|$)|--[^\n]*|"((?:[^"]|"")+)"|[\p{L}_][\p{L}\p{N}_$]*/gu;
 const BARE = /[\p{L}_][\p{L}\p{N}_$]*/gu;
-/** What may stand between a schema name and its table's: whitespace, comments, one dot. */
-const QUALIFYING_GAP = /^(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*\.(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*$/;
+/**
+ * What may stand between a schema name and its table's: whitespace, comments, one dot. A comment
+ * cannot run past its first `*\/`, so each character belongs to one alternative: the match is
+ * linear (a lazy `[\s\S]*?` here let a row of comments backtrack exponentially).
+ */
+const GAP_PART = String.raw`(?:\s|/\*(?:[^*]|\*(?!/))*\*/|--[^\n]*(?:\n|$))*`;
+const QUALIFYING_GAP = new RegExp(`^${GAP_PART}\\.${GAP_PART}$`);
 const BARE_GAP = /^\s*\.\s*$/;
 /** How deep quoted names and comments are scanned again as code. */
 const MAX_DEPTH = 4;
@@ -52,7 +61,7 @@ function scan(text: string, depth: number, into: Word[]): void {
     const raw = match[0];
     const start = match.index;
     if (raw.startsWith('/*') || raw.startsWith('--')) {
-      inner.push(raw.slice(2, raw.startsWith('/*') ? -2 : undefined));
+      inner.push(raw.slice(2, raw.startsWith('/*') && raw.endsWith('*/') && raw.length >= 4 ? -2 : undefined));
       continue;
     }
     const quoted = match[1] !== undefined;

@@ -89,6 +89,19 @@ describe('protected table names in text', () => {
     expect(copyRefused(`COPY (${text}) TO STDOUT`)).toBe(false);
   });
 
+  it('scans thousands of comments, closed or not, in linear time (no regex backtracking)', () => {
+    // Each gap between words is matched against the schema-dot-table pattern; with a comment that
+    // could run past its own end, 30 comments took seconds and 40 stalled the process.
+    const text = `DO $$ BEGIN PERFORM x ${'/**/ '.repeat(5000)}, y FROM customers; END $$`;
+    const began = performance.now();
+    expect(analyserScan(text, unlisted)).toBe(true);
+    expect(policies.mentionsProtectedTable(text)).toBe(true);
+    // An unterminated comment ends the text: each `/*` once rescanned all that followed it.
+    const unterminated = `SELECT ssn FROM customers WHERE x ${'x /*'.repeat(50_000)}`;
+    expect(policies.mentionsProtectedTable(unterminated)).toBe(true);
+    expect(performance.now() - began).toBeLessThan(5_000);
+  });
+
   it('names the table in the COPY (query) refusal, no value', () => {
     expect(() => copyStreamOf(`COPY (SELECT * FROM crm."Client Files" WHERE ssn = '123-45-6789') TO STDOUT`, undefined, policies, new ReadActions(['app'])))
       .toThrow(/COPY \(query\) TO STDOUT reads table Client Files/);
