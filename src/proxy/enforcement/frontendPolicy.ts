@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
-import { forgetParsed, parseAhead, schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
+import { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead, schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
 import { certain, preparedNameChanges, refuseExecuteOfProtectedStatement, statementForBind } from './writePath/preparedStatements.js';
 import { rewriteBind } from './writePath/bindRewriter.js';
@@ -63,6 +63,8 @@ export class FrontendPolicy {
 
   /** `domain`: the search_path failure domain of the message (SessionSearchPath). */
   private async analysed(sql: string, domain: number): Promise<RewrittenStatement> {
+    // Short texts (nearly all) skip the worker's round trip, and an extra await on the hot path.
+    if (sql.length < OFF_THREAD_PARSE_LENGTH) return this.analysedInPlace(sql, domain);
     await parseAhead(sql);
     try {
       return await this.analysedInPlace(sql, domain);

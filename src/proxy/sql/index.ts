@@ -3,7 +3,7 @@
  * protected column, COPY targets, and what to refuse. Call `loadSqlParser()` once at start-up.
  */
 export { loadSqlParser } from './sqlParser.js';
-export { forgetParsed, parseAhead } from './parseWorker.js';
+export { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead } from './parseWorker.js';
 export { analyseSql } from './sqlAnalyser.js';
 export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';
 export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceLiterals.js';
