@@ -22,7 +22,8 @@ ${PROGRESS_TABLE}, resumable after an interruption, --dry-run and --max-batches 
 
 Per method:
   tokenise          tokens carry their key version: tokens of an older version are unprotected
-                    and protected again with the new key; tokens of the new version are skipped.
+                    and protected again with the new key; tokens of the new version are skipped
+                    (email tokens written by pgveil 0.1 with a digit in the TLD are respelled).
                     Values that are no token of any key held are listed by primary key (exit 1).
   fpe               fpe values carry no version: give --from-version N, the key version the column
                     is encrypted with now. Each value is decrypted with that key and encrypted with
@@ -42,7 +43,8 @@ Options:
 /** The engines for a move to keys.keyVersion; `from` for fpe columns. */
 function rekeyEngines(keys: KeyMaterial, from: number | undefined, needsFrom: boolean): RekeyEngines {
   const held = keys.previousKeys.map((k) => k.version);
-  if (held.length === 0) {
+  // With no previous key a tokenise-only table can still be respelled; fpe needs the old key.
+  if (held.length === 0 && needsFrom) {
     throw new UsageError('keys.previousKeys is empty: rekey moves values from an earlier key version to keys.keyVersion; '
       + 'list the old key there with its version');
   }

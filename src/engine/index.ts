@@ -9,3 +9,4 @@ export {
   type Discrepancy, type Kind, type Lang, type Method, type Operation, type ProtectOptions, type ProtectionResponse,
 } from './types.js';
 export { DEFAULT_MAX_VALUE_BYTES, isLongerThan } from './valueLimits.js';
+export { currentTokenSpelling } from './tokens/tokenCodecs.js';

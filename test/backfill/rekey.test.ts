@@ -106,4 +106,31 @@ describe('pgveil rekey', () => {
     expect(protectAgain.out).toMatch(/email\s+email\s+tokenise\s+0\s+2,000\s+0/);
     expect(await readPeople(client, TABLE)).toEqual(before);
   });
+
+  it('respells email tokens written with a digit in the TLD, which still read back, to the letters-only TLD', async () => {
+    const base36 = 'abcdefghijklmnopqrstuvwxyz0123456789';
+    const earlierSpelling = (token: string): string => {
+      const dot = token.lastIndexOf('.');
+      let n = [...token.slice(dot + 1)].reduce((acc, c) => acc * 26 + c.charCodeAt(0) - 97, 0);
+      let tld = '';
+      for (let i = 0; i < 3; i++) { tld = base36.charAt(n % 36) + tld; n = Math.floor(n / 36); }
+      return token.slice(0, dot + 1) + tld;
+    };
+    const stored = await readPeople(client, TABLE);
+    const respelled: string[] = [];
+    for (const [id, row] of stored) {
+      if (row.email === null || !/\.[a-z]{4}$/.test(row.email)) continue;
+      await client.query(`UPDATE ${TABLE} SET email = $1 WHERE id = $2`, [earlierSpelling(row.email), id]);
+      respelled.push(id);
+    }
+    expect(respelled.length).toBeGreaterThan(500);
+    const oldSpelling = await readPeople(client, TABLE);
+    const v2 = createEngine({ masterKey: V2, keyVersion: 2, previousKeys: [{ version: 1, key: V1 }] });
+    expect(await unprotectRows(v2, oldSpelling)).toEqual(written);
+
+    const again = await run('rekey', configV2, '--from-version', '1');
+    expect(again.code).toBe(0);
+    expect(again.out).toMatch(new RegExp(`email\\s+email\\s+tokenise\\s+${respelled.length.toLocaleString('en-US')}\\s+${(2000 - respelled.length).toLocaleString('en-US')}\\s+0`));
+    expect(await readPeople(client, TABLE)).toEqual(stored);
+  });
 });

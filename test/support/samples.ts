@@ -74,6 +74,6 @@ export const TOKEN_SHAPE: Readonly<Partial<Record<Kind, RegExp>>> = {
   latlng: /^[0-9]+$/,
   ccn: /^[0-9]+( [0-9]+)*$/,
   numeric: /^[0-9]+$/,
-  email: /^[a-z0-9]+@[a-z0-9]+\.[a-z0-9]+$/,
+  email: /^[a-z0-9]+@[a-z0-9]+\.[a-z]{3,4}$/,
   uuid: /^[0-9A-Za-z]+$/,
 };

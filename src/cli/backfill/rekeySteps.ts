@@ -1,4 +1,4 @@
-import type { Engine } from '../../engine/index.js';
+import { currentTokenSpelling, type Engine } from '../../engine/index.js';
 import type { ColumnPolicy } from '../../policy/index.js';
 import {
   allIndexes, protectEach, stepEntry, unprotectEach,
@@ -16,7 +16,8 @@ export interface RekeyEngines {
 }
 
 /**
- * tokenise: tokens carry their key version. Tokens of the target version are left as they are;
+ * tokenise: tokens carry their key version. Tokens of the target version are left as they are,
+ * or only respelled where pgveil now writes the same token differently (an email token's TLD);
  * tokens of an older one are unprotected and protected again with the target key.
  */
 function tokeniseRekeyStep(engines: RekeyEngines, policy: ColumnPolicy): ColumnStep {
@@ -30,12 +31,17 @@ function tokeniseRekeyStep(engines: RekeyEngines, policy: ColumnPolicy): ColumnS
       const fresh = await protectEach(engines.all, policy, plain, allIndexes(plain));
       const changes = new Map<number, string>();
       for (const [n, token] of fresh.outputs) changes.set(indexes[n] as number, token);
+      for (const index of current.plain.keys()) {
+        const stored = values[index] as string;
+        const respelled = currentTokenSpelling(policy.kind, stored);
+        if (respelled !== stored) changes.set(index, respelled);
+      }
       const problems: ValueProblem[] = [
         ...[...current.invalidScope, ...older.invalidScope].map((index): ValueProblem => ({ index, reason: 'other_scope' })),
         ...older.invalidToken.map((index): ValueProblem => ({ index, reason: 'not_a_token' })),
         ...fresh.problems.map((p): ValueProblem => ({ index: indexes[p.index] as number, reason: p.reason })),
       ];
-      return { changes, alreadyDone: current.plain.size, problems };
+      return { changes, alreadyDone: current.plain.size - (changes.size - fresh.outputs.size), problems };
     },
   };
 }

@@ -44,19 +44,56 @@ function decimalCodec(grouping: Grouping): TokenCodec {
   };
 }
 
-const EMAIL_TOKEN = /^([a-z0-9]+)@([a-z0-9]+)\.([a-z0-9]+)$/;
+const EMAIL_TOKEN = /^([a-z0-9]+)@([a-z0-9]+)\.([a-z0-9]{3}|[a-z]{4})$/;
+const TLD_BASE36_WIDTH = 3;
+const TLD_LETTERS_WIDTH = 4;
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 
-/** Basic Latin in the local@domain.tld form: the base-36 text cut in three. */
+/**
+ * The token's last three base-36 characters become its top-level domain. Validators downstream
+ * want a TLD of letters: three letters stay as they are, and three characters with a digit are
+ * written as four letters (their base-36 number in base 26). Tokens written before that, with a
+ * digit in a three-character TLD, still read back.
+ */
+function lettersOnlyTld(base36: string): string {
+  if (/^[a-z]+$/.test(base36)) return base36;
+  let n = 0;
+  for (const c of base36) n = n * 36 + FIXED_WIDTH_ALPHABETS.base36.indexOf(c);
+  let letters = '';
+  for (let i = 0; i < TLD_LETTERS_WIDTH; i++) {
+    letters = LETTERS.charAt(n % 26) + letters;
+    n = Math.floor(n / 26);
+  }
+  return letters;
+}
+
+/** The three base-36 characters a TLD stands for; null for four letters no token is written as. */
+function tldBase36(tld: string): string | null {
+  if (tld.length === TLD_BASE36_WIDTH) return tld;
+  let n = 0;
+  for (const c of tld) n = n * 26 + LETTERS.indexOf(c);
+  if (n >= 36 ** TLD_BASE36_WIDTH) return null;
+  let base36 = '';
+  for (let i = 0; i < TLD_BASE36_WIDTH; i++) {
+    base36 = FIXED_WIDTH_ALPHABETS.base36.charAt(n % 36) + base36;
+    n = Math.floor(n / 36);
+  }
+  // Three letters are written as themselves, so their four-letter spelling is not a token.
+  return /^[a-z]+$/.test(base36) ? null : base36;
+}
+
+/** Basic Latin in the local@domain.tld form: the base-36 text cut in three, the TLD letters only. */
 const emailCodec: TokenCodec = {
   render(bytes) {
     const text = BASE36.encode(bytes);
-    const tld = 3;
+    const tld = TLD_BASE36_WIDTH;
     const local = Math.max(1, Math.floor((text.length - tld) * 0.6));
-    return `${text.slice(0, local)}@${text.slice(local, text.length - tld)}.${text.slice(text.length - tld)}`;
+    return `${text.slice(0, local)}@${text.slice(local, text.length - tld)}.${lettersOnlyTld(text.slice(text.length - tld))}`;
   },
   parse(token) {
     const m = EMAIL_TOKEN.exec(token);
-    return m ? BASE36.decode(`${m[1]}${m[2]}${m[3]}`) : null;
+    const tld = m?.[3] === undefined ? null : tldBase36(m[3]);
+    return m && tld !== null ? BASE36.decode(`${m[1]}${m[2]}${tld}`) : null;
   },
 };
 
@@ -88,3 +125,13 @@ export const TOKEN_CODECS: Readonly<Record<Kind, TokenCodec>> = {
   latlng: decimalCodec('none'),
   numeric: decimalCodec('none'),
 };
+
+/**
+ * A token in the spelling pgveil writes today: an email token with a digit in a three-character
+ * TLD comes back with its letters-only TLD; every other text comes back as it is.
+ */
+export function currentTokenSpelling(kind: Kind, token: string): string {
+  if (kind !== 'email') return token;
+  const bytes = emailCodec.parse(token);
+  return bytes === null ? token : emailCodec.render(bytes, '', 'en');
+}

@@ -50,6 +50,37 @@ describe('tokenise', () => {
     expect((await other.protect('email', values)).result).toEqual((await engine.protect('email', values)).result);
   });
 
+  it('email tokens have a letters-only TLD, and tokens written with a digit in it still read back', async () => {
+    const values = Array.from({ length: 300 }, (_, i) => `user${i}.name@host${i % 7}.example.com`);
+    const { result } = await engine.protect('email', values);
+    const tlds = result.map((token) => token.slice(token.lastIndexOf('.') + 1));
+    expect(tlds.every((tld) => /^[a-z]{3,4}$/.test(tld))).toBe(true);
+    const fourLetters = result.filter((_, i) => tlds[i]?.length === 4);
+    expect(fourLetters.length).toBeGreaterThan(100);
+    // The earlier spelling of the same token: the TLD's number in three base-36 characters.
+    const base36 = 'abcdefghijklmnopqrstuvwxyz0123456789';
+    const earlier = fourLetters.map((token) => {
+      const tld = token.slice(token.lastIndexOf('.') + 1);
+      let n = [...tld].reduce((acc, c) => acc * 26 + c.charCodeAt(0) - 97, 0);
+      let old = '';
+      for (let i = 0; i < 3; i++) { old = base36.charAt(n % 36) + old; n = Math.floor(n / 36); }
+      expect(old).toMatch(/[0-9]/);
+      return `${token.slice(0, token.lastIndexOf('.') + 1)}${old}`;
+    });
+    const back = await engine.unprotect('email', [...earlier, ...fourLetters]);
+    const expected = values.filter((_, i) => tlds[i]?.length === 4);
+    expect(back.result).toEqual([...expected, ...expected]);
+    // A four-letter TLD that spells three letters is no token: it is returned as it came.
+    const threeLetters = result.find((_, i) => tlds[i]?.length === 3) ?? '';
+    const tld = threeLetters.slice(threeLetters.lastIndexOf('.') + 1);
+    let n = [...tld].reduce((acc, c) => acc * 36 + base36.indexOf(c), 0);
+    let spelled = '';
+    for (let i = 0; i < 4; i++) { spelled = String.fromCharCode(97 + (n % 26)) + spelled; n = Math.floor(n / 26); }
+    const forged = `${threeLetters.slice(0, threeLetters.lastIndexOf('.') + 1)}${spelled}`;
+    const refused = await engine.unprotect('email', [forged]);
+    expect(refused.result).toEqual([forged]);
+  });
+
   it('noise gives different tokens for repeated inputs, all of which unprotect', async () => {
     const values = Array.from({ length: 50 }, () => '4111 1111 1111 1111');
     const { result, noise } = await engine.protect('ccn', values, { noise: '2' });
