@@ -29,6 +29,9 @@ const SQL_TEXT_FUNCTIONS = new Set([
   'ts_stat', 'ts_rewrite', 'dblink', 'dblink_exec', 'dblink_open', 'dblink_fetch', 'dblink_send_query',
 ]);
 
+/** The function names whose calls the exposure analysis looks at (lowercase). */
+export const EXPOSURE_FUNCTION_NAMES: ReadonlySet<string> = new Set([...SIDE_CHANNEL_FUNCTIONS, ...SQL_TEXT_FUNCTIONS]);
+
 function isQueryNode(node: Node): boolean {
   return 'SelectStmt' in node || 'InsertStmt' in node || 'UpdateStmt' in node || 'DeleteStmt' in node || 'MergeStmt' in node;
 }

@@ -4,10 +4,38 @@
  * reload or a different search path never reuses an old answer.
  *
  * Analyses that carry constants feeding protected columns are not kept: they hold plaintext
- * values, and texts with inline values rarely repeat anyway.
+ * values. Texts that inline their values rarely repeat, so a second LRU keys analyses by the
+ * text's literal shape (literalShape.ts): a simple statement that names no protected table and in
+ * which the analysis found nothing at all is answered for every text of its shape.
  */
+import { literalShapeOf, type LiteralShape } from './literalShape.js';
+import { EXPOSURE_FUNCTION_NAMES } from './plaintextExposure.js';
+import { findListedTableMention } from './protectedNameScan.js';
 import { analyseSql } from './sqlAnalyser.js';
-import type { ProtectedSchema, SqlAnalysis } from './sqlAnalysisTypes.js';
+import type { ProtectedSchema, SqlAnalysis, StatementAnalysis } from './sqlAnalysisTypes.js';
+import { RULE_EXPRESSION_NAMES } from './statementRules.js';
+
+/** Names whose calls or mentions the analysis reads constants of: their texts get no shape. */
+const SHAPE_DENIED_WORDS: ReadonlySet<string> = new Set([...RULE_EXPRESSION_NAMES, ...EXPOSURE_FUNCTION_NAMES]);
+
+/** An analysis kept for a shape: the one statement, and the byte length of the text it came from. */
+interface ShapeEntry {
+  readonly analysis: SqlAnalysis;
+  readonly statement: StatementAnalysis;
+  readonly byteLength: number;
+}
+
+/** True when nothing in the analysis can depend on a constant's value. */
+function foundNothing(analysis: SqlAnalysis): boolean {
+  const statement = analysis.statements[0];
+  return analysis.statements.length === 1 && statement !== undefined && analysis.passThrough
+    && analysis.rejection === undefined && analysis.opaqueRead === undefined && analysis.exposures.length === 0
+    && analysis.paramColumns.size === 0 && statement.params.length === 0 && statement.arrayParams.length === 0
+    && statement.literals.length === 0 && statement.comparedColumns.length === 0 && statement.copyFrom === undefined
+    && statement.copy === undefined && statement.rejection === undefined && statement.exposures.length === 0
+    && statement.opaqueRead === undefined && (statement.sessionEffects ?? []).length === 0
+    && (statement.rules ?? []).length === 0 && statement.preparedNames === undefined;
+}
 
 export interface SqlAnalysisCacheOptions {
   /** Most analyses kept (default 2000). */
@@ -18,9 +46,12 @@ export interface SqlAnalysisCacheOptions {
 
 export class SqlAnalysisCache {
   private readonly entries = new Map<string, SqlAnalysis>();
+  private readonly shapes = new Map<string, ShapeEntry>();
   private readonly maxEntries: number;
   private readonly maxTextLength: number;
   hits = 0;
+  /** Texts answered by the analysis of another text of the same literal shape. */
+  shapeHits = 0;
   misses = 0;
 
   constructor(options: SqlAnalysisCacheOptions = {}) {
@@ -42,16 +73,34 @@ export class SqlAnalysisCache {
       this.entries.set(key, known);
       return known;
     }
+    const shape = this.shapeOf(sql, schema);
+    const shapeKey = shape === undefined ? undefined : `${schemaKey}\u0000${shape.key}`;
+    const shaped = shapeKey === undefined ? undefined : this.shapes.get(shapeKey);
+    if (shaped !== undefined && shape !== undefined && shapeKey !== undefined) {
+      this.shapeHits++;
+      this.shapes.delete(shapeKey);
+      this.shapes.set(shapeKey, shaped);
+      return movedTo(shaped, shape);
+    }
     this.misses++;
     const analysis = analyseSql(sql, schema);
-    if (!analysis.statements.some((statement) => statement.literals.length > 0)) {
-      this.entries.set(key, analysis);
-      if (this.entries.size > this.maxEntries) {
-        const oldest = this.entries.keys().next();
-        if (oldest.done !== true) this.entries.delete(oldest.value);
-      }
+    if (!analysis.statements.some((statement) => statement.literals.length > 0)) remember(this.entries, key, analysis, this.maxEntries);
+    if (shape !== undefined && shapeKey !== undefined && foundNothing(analysis)) {
+      const statement = analysis.statements[0] as StatementAnalysis;
+      remember(this.shapes, shapeKey, { analysis, statement, byteLength: shape.byteLength }, this.maxEntries);
     }
     return analysis;
+  }
+
+  /** The text's literal shape, when it has one and names no table whose values the analysis would follow. */
+  private shapeOf(sql: string, schema: ProtectedSchema): LiteralShape | undefined {
+    const protectedNames = schema.protectedTableNames?.();
+    const plaintextNames = schema.plaintextSource === undefined ? [] : schema.plaintextTableNames?.();
+    if (protectedNames === undefined || plaintextNames === undefined) return undefined;
+    const shape = literalShapeOf(sql, SHAPE_DENIED_WORDS);
+    if (shape === undefined) return undefined;
+    if (findListedTableMention(sql, protectedNames) !== undefined || findListedTableMention(sql, plaintextNames) !== undefined) return undefined;
+    return shape;
   }
 
   get size(): number {
@@ -60,5 +109,21 @@ export class SqlAnalysisCache {
 
   clear(): void {
     this.entries.clear();
+    this.shapes.clear();
   }
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V, maxEntries: number): void {
+  map.set(key, value);
+  if (map.size > maxEntries) {
+    const oldest = map.keys().next();
+    if (oldest.done !== true) map.delete(oldest.value);
+  }
+}
+
+/** The kept analysis for a text of the same shape: its statement ends where this text's does. */
+function movedTo(entry: ShapeEntry, shape: LiteralShape): SqlAnalysis {
+  const shift = shape.byteLength - entry.byteLength;
+  if (shift === 0) return entry.analysis;
+  return { ...entry.analysis, statements: [{ ...entry.statement, end: entry.statement.end + shift }] };
 }

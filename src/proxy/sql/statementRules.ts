@@ -70,6 +70,11 @@ const MONITOR_FUNCTIONS = new Set(['pg_stat_get_activity', 'pg_stat_get_backend_
 
 const ROLE_SETTINGS = new Set(['role', 'session_authorization']);
 
+/** Every function and relation name a rule looks for in a statement's expressions (lowercase). */
+export const RULE_EXPRESSION_NAMES: ReadonlySet<string> = new Set([
+  ...FILE_FUNCTIONS, ...SQL_TEXT_FUNCTIONS, ...MONITOR_RELATIONS, ...MONITOR_FUNCTIONS, 'set_config',
+]);
+
 /** Languages whose bodies pgveil reads for dynamic SQL; any other is unanalysable. */
 const READ_LANGUAGES = new Set(['sql', 'plpgsql']);
 /** Dynamic SQL in a body: plpgsql EXECUTE, or a call of a function that runs SQL text. */

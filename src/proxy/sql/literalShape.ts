@@ -1,0 +1,122 @@
+/**
+ * The shape of a statement text with its constants taken out: `SELECT x FROM t WHERE id = 42` and
+ * `… id = 7` share one. Statements that differ only in their constants parse to the same tree but
+ * for those constants, so an analysis that no constant can have changed may be reused for every
+ * text of the shape — the analysis cache's second key, for the many texts that inline their values.
+ *
+ * Only simple texts get a shape (everything else is analysed as before, fail closed):
+ * - one SELECT, INSERT, UPDATE or DELETE (a trailing semicolon allowed), no SELECT … INTO;
+ * - constants that are plain 'strings' (with '' inside) or unsigned numbers; no $n or $$ quoting,
+ *   no E'', U&'', B'', X'' or N'' strings, no comments;
+ * - no word (outside strings) among `deniedWords`: the names whose calls or mentions the analysis
+ *   reads constants of (set_config, functions that run SQL text…).
+ * The caller also requires that the text names no protected table and that the analysis it reuses
+ * found nothing that a constant could have decided.
+ *
+ * One pass over the text, no regular expressions: the cost is linear in its length.
+ */
+
+export interface LiteralShape {
+  /** The text with each string constant replaced by `$s` and each number by `$n`. */
+  readonly key: string;
+  /** Byte length of the text (a reused analysis's statement range is moved by the difference). */
+  readonly byteLength: number;
+}
+
+const FIRST_WORDS = new Set(['select', 'insert', 'update', 'delete']);
+
+function isWordStart(code: number): boolean {
+  return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || code === 0x5f || code >= 0x80;
+}
+
+function isWordPart(code: number): boolean {
+  return isWordStart(code) || (code >= 0x30 && code <= 0x39);
+}
+
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
+}
+
+function isSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d || code === 0x0c;
+}
+
+/** The text's shape, or undefined when the text is not simple enough to have one. */
+export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): LiteralShape | undefined {
+  const parts: string[] = [];
+  let from = 0; // start of the text not yet copied into parts
+  let firstWord: string | undefined;
+  let i = 0;
+  const n = sql.length;
+  while (i < n) {
+    const code = sql.charCodeAt(i);
+    if (code === 0x27) { // 'string'
+      let j = i + 1;
+      for (;;) {
+        if (j >= n) return undefined; // unterminated
+        if (sql.charCodeAt(j) === 0x27) {
+          if (sql.charCodeAt(j + 1) === 0x27) { j += 2; continue; }
+          break;
+        }
+        j++;
+      }
+      parts.push(sql.slice(from, i), '$s');
+      i = j + 1;
+      from = i;
+    } else if (code === 0x22) { // "quoted name": kept, and checked like a word
+      let j = i + 1;
+      let name = '';
+      for (;;) {
+        if (j >= n) return undefined;
+        if (sql.charCodeAt(j) === 0x22) {
+          if (sql.charCodeAt(j + 1) === 0x22) { name += '"'; j += 2; continue; }
+          break;
+        }
+        name += sql.charAt(j);
+        j++;
+      }
+      if (firstWord === undefined || deniedWords.has(name.toLowerCase())) return undefined;
+      i = j + 1;
+    } else if (isWordStart(code)) {
+      let j = i + 1;
+      while (j < n && isWordPart(sql.charCodeAt(j))) j++;
+      const next = sql.charCodeAt(j);
+      // `$` in a name, or a prefixed string (E'…', U&'…', B'…', X'…', N'…').
+      if (next === 0x24 || next === 0x27 || next === 0x26) return undefined;
+      const word = sql.slice(i, j).toLowerCase();
+      if (firstWord === undefined) {
+        if (!FIRST_WORDS.has(word)) return undefined;
+        firstWord = word;
+      } else if (deniedWords.has(word) || (firstWord === 'select' && word === 'into')) {
+        return undefined;
+      }
+      i = j;
+    } else if (isDigit(code)) {
+      let j = i + 1;
+      while (j < n && isDigit(sql.charCodeAt(j))) j++;
+      if (sql.charCodeAt(j) === 0x2e && isDigit(sql.charCodeAt(j + 1))) {
+        j += 2;
+        while (j < n && isDigit(sql.charCodeAt(j))) j++;
+      }
+      // 1e5, 0x1F, 1_000: left to the full analysis.
+      if (j < n && isWordPart(sql.charCodeAt(j))) return undefined;
+      parts.push(sql.slice(from, i), '$n');
+      i = j;
+      from = i;
+    } else if (code === 0x24) { // $1, $$
+      return undefined;
+    } else if ((code === 0x2d && sql.charCodeAt(i + 1) === 0x2d) || (code === 0x2f && sql.charCodeAt(i + 1) === 0x2a)) {
+      return undefined; // a comment
+    } else if (code === 0x3b) { // ; ends the text: only whitespace may follow
+      for (let j = i + 1; j < n; j++) if (!isSpace(sql.charCodeAt(j))) return undefined;
+      i = n;
+    } else if (code === 0) {
+      return undefined;
+    } else {
+      i++;
+    }
+  }
+  if (firstWord === undefined) return undefined;
+  parts.push(sql.slice(from));
+  return { key: parts.join(''), byteLength: Buffer.byteLength(sql, 'utf8') };
+}

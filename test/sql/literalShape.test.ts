@@ -1,0 +1,111 @@
+/** Literal shapes, and the analysis cache answering texts that differ only in their constants. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { literalShapeOf } from '../../src/proxy/sql/literalShape.js';
+import { analyseSql, SqlAnalysisCache } from '../../src/proxy/sql/index.js';
+import { testSchema } from './sqlTestSchema.js';
+import { useSqlParser } from './sqlTestHelpers.js';
+
+useSqlParser();
+
+const DENIED = new Set(['set_config', 'pg_read_file']);
+const shape = (sql: string): string | undefined => literalShapeOf(sql, DENIED)?.key;
+
+describe('literalShapeOf', () => {
+  it('gives texts that differ only in string and number constants one shape', () => {
+    expect(shape("SELECT a FROM t WHERE id = 42 AND name = 'x'")).toBe('SELECT a FROM t WHERE id = $n AND name = $s');
+    expect(shape("select a from t where id = 7.5 and name = 'it''s'")).toBe('select a from t where id = $n and name = $s');
+    expect(shape("UPDATE t SET note = 'ü' WHERE id = 1;  \n")).toBe('UPDATE t SET note = $s WHERE id = $n;  \n');
+    expect(shape('DELETE FROM t2 WHERE "col 1" = 3')).toBe('DELETE FROM t2 WHERE "col 1" = $n');
+    expect(shape("INSERT INTO t VALUES (1, 'a')")).toBe('INSERT INTO t VALUES ($n, $s)');
+  });
+
+  it.each([
+    ['a parameter', 'SELECT a FROM t WHERE id = $1'],
+    ['dollar quoting', 'SELECT $$x$$'],
+    ['an escape string', "SELECT E'\\x41'"],
+    ['a Unicode string', "SELECT U&'d\\0061t'"],
+    ['a bit string', "SELECT B'101'"],
+    ['a line comment', 'SELECT 1 -- note'],
+    ['a block comment', 'SELECT /* x */ 1'],
+    ['two statements', 'SELECT 1; SELECT 2'],
+    ['a CTE', 'WITH x AS (SELECT 1) SELECT * FROM x'],
+    ['SELECT INTO', 'SELECT 1 INTO t'],
+    ['a denied function', "SELECT set_config('search_path', 'x', false)"],
+    ['a denied function, quoted', `SELECT "SET_CONFIG"('role', 'x', false)`],
+    ['a denied function, qualified', "SELECT pg_catalog.pg_read_file('f')"],
+    ['another statement kind', 'SET search_path = x'],
+    ['an unterminated string', "SELECT 'x"],
+    ['an unterminated name', 'SELECT "x'],
+    ['an exponent', 'SELECT 1e5'],
+    ['a NUL', 'SELECT 1\u0000'],
+  ])('gives no shape to a text with %s', (_, sql) => {
+    expect(shape(sql)).toBeUndefined();
+  });
+
+  it('runs in linear time on adversarial text', () => {
+    const long = `SELECT ${"'".repeat(1)}${'a'.repeat(200_000)}`;
+    const started = performance.now();
+    expect(shape(long)).toBeUndefined();
+    expect(shape(`SELECT ${'"x" '.repeat(50_000)}`)).toBeDefined();
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('SqlAnalysisCache by literal shape', () => {
+  it('answers a text of a known shape without analysing it, exactly as a fresh analysis would', () => {
+    const cache = new SqlAnalysisCache();
+    const schema = testSchema({ listNames: true });
+    cache.analyse('SELECT id, note FROM plain WHERE id = 1', schema, 'g');
+    const calls = schema.resolveCalls;
+    const text = 'SELECT id, note FROM plain WHERE id = 12345';
+    expect(cache.analyse(text, schema, 'g')).toEqual(analyseSql(text, schema));
+    expect(cache.shapeHits).toBe(1);
+    expect(schema.resolveCalls).toBe(calls + 1); // only the fresh analysis above asked
+    cache.analyse("UPDATE plain SET note = 'a' WHERE id = 1 ;\n", schema, 'g');
+    const update = "UPDATE plain SET note = 'ünïcødé' WHERE id = 100000 ;\n";
+    expect(cache.analyse(update, schema, 'g')).toEqual(analyseSql(update, schema));
+    expect(cache.shapeHits).toBe(2);
+  });
+
+  it('never answers by shape for a text naming a protected table, or under another schema key', () => {
+    const cache = new SqlAnalysisCache();
+    const schema = testSchema({ listNames: true });
+    cache.analyse('SELECT id FROM customers WHERE id = 1', schema, 'g');
+    cache.analyse('SELECT id FROM customers WHERE id = 2', schema, 'g');
+    cache.analyse("SELECT id FROM plain WHERE note = 'customers'", schema, 'g');
+    cache.analyse("SELECT id FROM plain WHERE note = 'x'", schema, 'g');
+    cache.analyse('SELECT id FROM plain WHERE id = 1', schema, 'g');
+    cache.analyse('SELECT id FROM plain WHERE id = 2', schema, 'g2');
+    expect(cache.shapeHits).toBe(0);
+  });
+
+  it('keeps no shape whose analysis found something (a rule, a session effect, a rejection)', () => {
+    const cache = new SqlAnalysisCache();
+    const schema = testSchema({ listNames: true });
+    for (const text of ['SELECT * FROM pg_stat_activity WHERE pid = 1', 'SELECT * FROM pg_stat_activity WHERE pid = 2']) {
+      expect(cache.analyse(text, schema, 'g')).toEqual(analyseSql(text, schema));
+    }
+    expect(cache.shapeHits).toBe(0);
+  });
+
+  it('answers every text as a fresh analysis would (property)', () => {
+    const templates = [
+      (a: string, n: number) => `SELECT id, note FROM plain WHERE note = ${a} AND id > ${n}`,
+      (a: string, n: number) => `UPDATE plain SET note = ${a} WHERE id = ${n}`,
+      (a: string, n: number) => `INSERT INTO plain (id, note) VALUES (${n}, ${a})`,
+      (a: string, n: number) => `SELECT id FROM customers WHERE ssn = ${a} OR id = ${n}`,
+      (a: string, n: number) => `INSERT INTO customers (id, ssn) VALUES (${n}, ${a})`,
+      (a: string, n: number) => `DELETE FROM orders WHERE memo = ${a} AND amount < ${n}`,
+      (a: string, n: number) => `SELECT ${a} AS x, ${n} AS y`,
+    ];
+    const literal = fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => `'${text.replaceAll("'", "''")}'`);
+    const cache = new SqlAnalysisCache();
+    const schema = testSchema({ listNames: true });
+    fc.assert(fc.property(fc.nat(templates.length - 1), literal, fc.nat(1_000_000), (which, a, n) => {
+      const text = (templates[which] as (a: string, n: number) => string)(a, n);
+      expect(cache.analyse(text, schema, 'g')).toEqual(analyseSql(text, schema));
+    }), { numRuns: 300 });
+    expect(cache.shapeHits).toBeGreaterThan(50);
+  });
+});
