@@ -6,12 +6,17 @@
  * ratios, and the CPU each middle process spent per transaction.
  *
  * Environment: PGVEIL_BENCH_SECONDS (default 15), PGVEIL_BENCH_ROUNDS (3), PGVEIL_BENCH_SCALE (10),
- * PGVEIL_BENCH_ROWS (2000000), PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one),
+ * PGVEIL_BENCH_ROWS (2000000), PGVEIL_BENCH_TARGETS (e.g. "pgveil,pgveil+policy": only those; the
+ * ratio lines need their targets), PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one),
  * PGVEIL_BENCH_UPSTREAM=socket (PgBouncer, pgveil and the pipe reach PostgreSQL over its Unix-domain
  * socket, as when they run on the database host; embedded server only).
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startTestPostgres } from '../../test/support/postgres.js';
 import { startPgBouncer } from './pgbouncerProcess.js';
@@ -25,7 +30,14 @@ const ROWS = Number(process.env.PGVEIL_BENCH_ROWS ?? 2_000_000);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const run = promisify(execFile);
 
-type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'node-pipe';
+type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil+policy' | 'node-pipe';
+
+/** Column policies on a table pgbench never touches: what a policy file costs queries that touch no protected column. */
+const POLICIES = `
+columns:
+  public.customers.ssn: { kind: ssn, method: fpe, scope: people, reveal: { bench: plaintext } }
+  public.customers.email: { kind: email, method: tokenise, scope: people, reveal: { bench: plaintext } }
+`;
 
 interface Target {
   name: TargetName;
@@ -75,6 +87,17 @@ async function main(): Promise<void> {
       PGVEIL_BENCH_PROXY: JSON.stringify({ upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT }),
     });
     cleanup.unshift(() => proxy.stop());
+    await run('psql', ['-q', '-c', 'CREATE TABLE customers (id bigserial PRIMARY KEY, ssn text, email text)'], { env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', ...directEnv } });
+    const policyDir = await mkdtemp(path.join(tmpdir(), 'pgveil-bench-'));
+    cleanup.push(() => rm(policyDir, { recursive: true, force: true }));
+    const policiesFile = path.join(policyDir, 'policies.yaml');
+    await writeFile(policiesFile, POLICIES);
+    const policyProxy = await startProcess('./proxyProcess.ts', {
+      PGVEIL_BENCH_PROXY: JSON.stringify({
+        upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT, policiesFile, masterKeyHex: randomBytes(32).toString('hex'),
+      }),
+    });
+    cleanup.unshift(() => policyProxy.stop());
     const pipe = await startProcess('./nodePipeProcess.ts', { PG_HOST: upstreamHost, PG_PORT: String(database.port) });
     cleanup.unshift(() => pipe.stop());
     const bouncer = await startPgBouncer({
@@ -87,8 +110,11 @@ async function main(): Promise<void> {
       { name: 'direct', env: directEnv },
       { name: 'pgbouncer', pid: bouncer.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(bouncer.port), PGUSER: 'bench', PGPASSWORD: 'bench-password', PGDATABASE: pgveilDatabase } },
       { name: 'pgveil', pid: proxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(proxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } },
+      { name: 'pgveil+policy', pid: policyProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(policyProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } },
       { name: 'node-pipe', pid: pipe.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(pipe.port) } },
     ];
+    const only = process.env.PGVEIL_BENCH_TARGETS?.split(',');
+    if (only !== undefined) targets.splice(0, targets.length, ...targets.filter((target) => only.includes(target.name)));
     const modes = ['prepared', 'simple'] as const;
     const results = new Map<string, number[]>();
     const cpuPerTransaction = new Map<string, number[]>();
@@ -107,7 +133,7 @@ async function main(): Promise<void> {
             cpuPerTransaction.set(key, [...(cpuPerTransaction.get(key) ?? []), micros]);
             cpuNote = `   ${micros.toFixed(1)} µs CPU per transaction`;
           }
-          process.stdout.write(`round ${round} ${mode.padEnd(8)} ${target.name.padEnd(9)} ${format(tps)} tps${cpuNote}\n`);
+          process.stdout.write(`round ${round} ${mode.padEnd(8)} ${target.name.padEnd(13)} ${format(tps)} tps${cpuNote}\n`);
         }
       }
     }
@@ -119,10 +145,16 @@ async function main(): Promise<void> {
       const ratio = (x: number, y: number): string => `${(x / y).toFixed(2).padStart(10)} x`;
       process.stdout.write(`${mode.padEnd(9)} ${format(d as number)}  ${format(b as number)}  ${format(v as number)}  ${format(p as number)}  ${ratio(v as number, b as number)}  ${ratio(v as number, d as number)}  ${ratio(v as number, p as number)}\n`);
     }
+    process.stdout.write('with a policy file loaded (pgbench touches no protected table) vs none, same proxy harness:\n');
+    for (const mode of modes) {
+      const [v, w] = (['pgveil', 'pgveil+policy'] as const).map((name) => median(results.get(`${name}/${mode}`) ?? []) as number);
+      const [cv, cw] = (['pgveil', 'pgveil+policy'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
+      process.stdout.write(`${mode.padEnd(9)} ${format(w as number)} vs ${format(v as number)} tps = ${((w as number) / (v as number)).toFixed(2)} x   CPU ${(cw as number).toFixed(1)} vs ${(cv as number).toFixed(1)} µs per transaction\n`);
+    }
     process.stdout.write('CPU of the middle process per transaction (median, user + system; steadier than tps on a busy machine):\n');
     for (const mode of modes) {
-      const [b, v, p] = (['pgbouncer', 'pgveil', 'node-pipe'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
-      process.stdout.write(`${mode.padEnd(9)} pgbouncer ${(b as number).toFixed(1)} µs   pgveil ${(v as number).toFixed(1)} µs   node-pipe ${(p as number).toFixed(1)} µs\n`);
+      const [b, v, w, p] = (['pgbouncer', 'pgveil', 'pgveil+policy', 'node-pipe'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
+      process.stdout.write(`${mode.padEnd(9)} pgbouncer ${(b as number).toFixed(1)} µs   pgveil ${(v as number).toFixed(1)} µs (${((v as number) / (b as number)).toFixed(2)} x pgbouncer)   pgveil+policy ${(w as number).toFixed(1)} µs   node-pipe ${(p as number).toFixed(1)} µs\n`);
     }
 
     const streamed = await streamLargeResult({ port: proxy.port, user: ACCOUNT.email, password: ACCOUNT.password, database: pgveilDatabase }, ROWS, () => rssMiB(proxy.pid, 'VmRSS'));
