@@ -10,3 +10,6 @@ export {
 } from './types.js';
 export { DEFAULT_MAX_VALUE_BYTES, isLongerThan } from './valueLimits.js';
 export { currentTokenSpelling } from './tokens/tokenCodecs.js';
+export { isValueOfKind } from './kindValidation.js';
+export { isLuhnValidCcn } from './kinds/ccn.js';
+export { isIssuableSsn } from './kinds/ssn.js';

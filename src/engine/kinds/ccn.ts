@@ -92,6 +92,17 @@ function isCcn(value: string): boolean {
   return parseInto(value, scratchDigits, 0) >= 0;
 }
 
+/**
+ * Whether `value` is a card number (as isValid) whose last digit is its Luhn check digit. The
+ * kind accepts numbers failing Luhn; this tells real card numbers from other long digit runs.
+ */
+export function isLuhnValidCcn(value: string): boolean {
+  const layoutKey = parseInto(value, scratchDigits, 0);
+  if (layoutKey < 0) return false;
+  const count = layoutKey % 20;
+  return luhnCheckDigit(scratchDigits, 0, count - 1) === scratchDigits[count - 1];
+}
+
 /** One reusable array of character codes per output length (formatting is synchronous). */
 const codesByLength: number[][] = Array.from({ length: MAX_LENGTH + 1 }, (_, n) => new Array<number>(n).fill(0));
 

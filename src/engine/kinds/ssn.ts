@@ -14,6 +14,18 @@ function isSsn(value: string): boolean {
   return SSN.test(value);
 }
 
+/**
+ * Whether `value` is an ssn (as isValid) in the ranges the SSA issues: area not 000, 666 or
+ * 900–999, group not 00, serial not 0000. The kind accepts the others (test numbers); this tells
+ * issued numbers from other nine-digit values.
+ */
+export function isIssuableSsn(value: string): boolean {
+  if (!isSsn(value)) return false;
+  const digits = value.replace(/[ -]/g, '');
+  const area = Number(digits.slice(0, 3));
+  return area !== 0 && area !== 666 && area < 900 && digits.slice(3, 5) !== '00' && digits.slice(5) !== '0000';
+}
+
 const tweaks = new LayoutTweaks();
 
 export const ssnKind: KindHandler = {
