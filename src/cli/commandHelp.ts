@@ -34,6 +34,14 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
     details: 'Validates the policies, checks each column exists with a type its method keeps, and prints per role what it sees through the proxy, what it may do on the API and which upstream login it uses; lists code on protected tables.',
     examples: ['pgveil policy check --config config/pgveil.yaml', 'pgveil policy check --config config/pgveil.yaml --policies new-policies.yaml --no-database'],
   },
+  'policy suggest': {
+    summary: 'suggest column policies from a sample of a schema\'s values (PII discovery)',
+    details: 'Samples up to --sample rows of each table (read-only, with a statement timeout) on the database itself, recognises the protection kinds with the engine\'s own parsers and column-name hints, and writes a commented policy file to review: per column its kind, a method that keeps the column\'s type, a scope per table and a reveal that shows plaintext to --app-role only (or to no role). Comments give counts and shares, never a value; columns below the threshold are listed at the end. --json prints a report instead; --out writes a file and never overwrites one.',
+    examples: [
+      'pgveil policy suggest --config config/pgveil.yaml --app-role app --out suggested-policies.yaml',
+      'pgveil policy suggest --config config/pgveil.yaml --schema billing --sample 5000 --json',
+    ],
+  },
   'protect-table': {
     summary: 'protect the plaintext already stored in a table, in resumable batches',
     details: 'Rewrites the rows of the columns with policies in batches, each in its own transaction; --dry-run shows what would change.',

@@ -8,6 +8,7 @@ import { COMMAND_HELP, commandHelpText } from './commandHelp.js';
 import { DEMO_USAGE, demoCommand } from './demo.js';
 import { KEYS_GENERATE_USAGE, keysGenerateCommand } from './keysGenerate.js';
 import { POLICY_CHECK_USAGE, policyCheckCommand } from './policyCheck.js';
+import { POLICY_SUGGEST_USAGE, policySuggestCommand } from './policySuggest.js';
 import { PROTECT_TABLE_HELP, PROTECT_TABLE_USAGE, protectTableCommand } from './protectTable.js';
 import { REKEY_HELP, REKEY_USAGE, rekeyCommand } from './rekey.js';
 import { SERVE_USAGE, serveCommand } from './serve.js';
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, { usage: string; run: Command; help?: string }> =
   'account add': { usage: ACCOUNT_ADD_USAGE, run: accountAddCommand },
   'keys generate': { usage: KEYS_GENERATE_USAGE, run: keysGenerateCommand },
   'policy check': { usage: POLICY_CHECK_USAGE, run: policyCheckCommand },
+  'policy suggest': { usage: POLICY_SUGGEST_USAGE, run: policySuggestCommand },
   'protect-table': { usage: PROTECT_TABLE_USAGE, run: protectTableCommand, help: PROTECT_TABLE_HELP },
   rekey: { usage: REKEY_USAGE, run: rekeyCommand, help: REKEY_HELP },
 };

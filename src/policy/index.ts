@@ -1,5 +1,5 @@
 /** The column-policy module's public surface: what the proxy and the CLI use. */
-export type { CatalogQuery, CatalogRow } from './catalogReader.js';
+export { readCatalogTables, type CatalogColumn, type CatalogQuery, type CatalogRow, type CatalogTable } from './catalogReader.js';
 export { connectCatalog, pgCatalogQuery, type CatalogConnection, type CatalogTarget } from './catalogConnection.js';
 export { checkAgainstCatalog, validateAgainstCatalog, type CatalogCheck } from './catalogValidation.js';
 export type { ColumnType, TypeFamily } from './columnType.js';

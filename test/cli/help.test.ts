@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { captureIo } from './support/cliHarness.js';
 
-const COMMANDS = ['demo', 'serve', 'account add', 'keys generate', 'policy check', 'protect-table', 'rekey'];
+const COMMANDS = ['demo', 'serve', 'account add', 'keys generate', 'policy check', 'policy suggest', 'protect-table', 'rekey'];
 
 describe('pgveil --help', () => {
   it('lists every command with what it does, and exits 0', async () => {
