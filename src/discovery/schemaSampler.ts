@@ -26,9 +26,18 @@ export const MAX_SAMPLED_CHARACTERS = 256;
 
 /** Block sampling pays off once a table has this many times the rows wanted. */
 const TABLESAMPLE_FACTOR = 4;
+/** Block sampling picks at least about this many blocks, so a small sample is not one lucky block. */
+const MIN_SAMPLED_BLOCKS = 32;
+
+/** What the catalog estimates of a table's size (from its last ANALYZE; -1 rows when never analysed). */
+interface TableSize {
+  readonly rows: number;
+  readonly pages: number;
+}
 
 const TABLES_SQL = `
-SELECT c.relname AS table_name, c.relkind::text AS relkind, c.reltuples::text AS estimated_rows
+SELECT c.relname AS table_name, c.relkind::text AS relkind, c.reltuples::text AS estimated_rows,
+       c.relpages::text AS pages
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition
@@ -52,21 +61,29 @@ interface SampledColumnPlan {
   readonly tally: ColumnTally;
 }
 
-function sampleSql(table: CatalogTable, columns: readonly SampledColumnPlan[], estimatedRows: number, relkind: string, limit: number): string {
+/** The percentage of blocks TABLESAMPLE SYSTEM reads, or undefined when a plain LIMIT is better. */
+function blockPercentage(size: TableSize, relkind: string, limit: number): number | undefined {
+  if (relkind !== 'r' || size.rows <= limit * TABLESAMPLE_FACTOR || size.pages <= MIN_SAMPLED_BLOCKS) return undefined;
+  return Math.min(100, 100 * Math.max((limit * TABLESAMPLE_FACTOR) / size.rows, MIN_SAMPLED_BLOCKS / size.pages));
+}
+
+function sampleSql(table: CatalogTable, columns: readonly SampledColumnPlan[], limit: number, percentage?: number): string {
   const list = columns.map((c, i) => `left(${sqlIdentifier(c.name)}::text, ${MAX_SAMPLED_CHARACTERS}) AS c${i}`).join(', ');
   const from = `${sqlIdentifier(table.schema)}.${sqlIdentifier(table.table)}`;
   // SYSTEM picks whole blocks: cheap on big tables, and LIMIT bounds the rows whatever it picks.
-  const sampled = relkind === 'r' && estimatedRows > limit * TABLESAMPLE_FACTOR
-    ? ` TABLESAMPLE SYSTEM (${Math.min(100, (100 * limit * TABLESAMPLE_FACTOR) / estimatedRows).toFixed(6)})`
-    : '';
+  const sampled = percentage === undefined ? '' : ` TABLESAMPLE SYSTEM (${percentage.toFixed(6)})`;
   return `SELECT ${list} FROM ${from}${sampled} LIMIT ${limit}`;
 }
 
-async function sampleTable(query: SampleQuery, plan: readonly SampledColumnPlan[], sql: string, timeoutMs: number): Promise<void> {
+async function sampleTable(
+  query: SampleQuery, table: CatalogTable, plan: readonly SampledColumnPlan[], limit: number, percentage: number | undefined, timeoutMs: number,
+): Promise<void> {
   await query('BEGIN TRANSACTION READ ONLY');
   try {
     await query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
-    const rows = await query(sql);
+    let rows = await query(sampleSql(table, plan, limit, percentage));
+    // Blocks picked at random can fall short (stale statistics, a table mostly deleted): then the first rows.
+    if (percentage !== undefined && rows.length < limit) rows = await query(sampleSql(table, plan, limit));
     for (const row of rows) plan.forEach((c, i) => { c.tally.add(row[`c${i}`] ?? null); });
     await query('COMMIT');
   } catch (err) {
@@ -95,9 +112,10 @@ export async function sampleSchema(query: SampleQuery, options: SampleOptions): 
       types.set(column.name, column.type);
     }
     if (plan.length > 0) {
-      const sql = sampleSql(table, plan, Number(row['estimated_rows'] ?? -1), row['relkind'] ?? 'r', options.sampleLimit);
+      const size = { rows: Number(row['estimated_rows'] ?? -1), pages: Number(row['pages'] ?? 0) };
+      const percentage = blockPercentage(size, row['relkind'] ?? 'r', options.sampleLimit);
       try {
-        await sampleTable(query, plan, sql, options.statementTimeoutMs);
+        await sampleTable(query, table, plan, options.sampleLimit, percentage, options.statementTimeoutMs);
         for (const c of plan) {
           const type = types.get(c.name);
           if (type) columns.push({ schema: table.schema, table: table.table, column: c.name, type, score: scoreColumn(c.tally) });

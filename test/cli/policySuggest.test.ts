@@ -7,6 +7,7 @@ import { parse } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import { CUSTOMERS_TABLE_SQL } from '../../src/cli/demo/demoSchema.js';
 import { generateDemoRows, type DemoCustomer } from '../../src/cli/demo/demoRows.js';
+import { sampleSchema, type SampleQuery } from '../../src/discovery/index.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { captureIo } from './support/cliHarness.js';
 
@@ -114,6 +115,8 @@ beforeAll(async () => {
       card_count integer, code text, notes text);
     CREATE TABLE crm."VIP ""Guests""" (id int, "Contact Email" text);
     CREATE TABLE crm."x""; DROP TABLE crm.people; --" (email text);
+    CREATE TABLE crm.events (id int, kind text);
+    INSERT INTO crm.events SELECT n, 'kind ' || (n % 7) FROM generate_series(1, 40000) AS n;
     ${CUSTOMERS_TABLE_SQL};`);
   for (let i = 0; i < ROWS; i++) {
     const values = peopleRow(i);
@@ -215,6 +218,8 @@ describe('pgveil policy suggest', () => {
     const request = report.columns.find((c) => c['column'] === 'crm.people.request_id');
     expect(request).toMatchObject({ kind: 'uuid', score: 1, sampleSize: 50, hints: [], suggested: false });
     expect(typeof request?.['reason']).toBe('string');
+    // 40 000 rows, 50 sampled: block sampling, bounded by LIMIT.
+    expect(report.columns.find((c) => c['column'] === 'crm.events.kind')).toMatchObject({ sampleSize: 50, suggested: false });
     const suggested = report.columns.filter((c) => c['suggested'] === true).map((c) => [c['column'], c['kind']]);
     expect(Object.fromEntries(suggested)).toEqual(EXPECTED);
     expect(leakedValues(out)).toEqual([]);
@@ -255,6 +260,38 @@ describe('pgveil policy suggest', () => {
     expect(out).toContain('# Not sampled:\n#   crm."VIP ""Guests""": permission denied (SQLSTATE 42501)');
     expect(Object.keys((parse(out) as { columns: object }).columns)).toContain('crm.people.email');
     expect(leakedValues(out)).toEqual([]);
+  });
+
+  it('samples in read-only transactions with a statement timeout: a locked table is skipped, the others sampled', async () => {
+    const locker = new pg.Client({ connectionString: db.url });
+    const sampler = new pg.Client({ connectionString: db.url, types: { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig });
+    await locker.connect();
+    await sampler.connect();
+    const statements: string[] = [];
+    const query: SampleQuery = async (sql, params = []) => {
+      statements.push(sql);
+      return (await sampler.query<Record<string, string | null>>(sql, [...params])).rows;
+    };
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE crm."VIP ""Guests""" IN ACCESS EXCLUSIVE MODE');
+      const report = await sampleSchema(query, { schema: 'crm', sampleLimit: 50, statementTimeoutMs: 300 });
+      expect(report.unsampled).toEqual([{ schema: 'crm', table: 'VIP "Guests"', reason: 'the sample query ran into statement_timeout (SQLSTATE 57014)' }]);
+      expect(report.columns.filter((c) => c.score.suggested).map((c) => `${c.table}.${c.column}`)).toContain('people.email');
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+      await sampler.end();
+    }
+    const samples = statements.filter((sql) => sql.startsWith('SELECT left('));
+    expect(samples.length).toBe(4);
+    expect(samples.find((sql) => sql.includes('"crm"."events"'))).toMatch(/ TABLESAMPLE SYSTEM \([0-9.]+\) LIMIT 50$/);
+    expect(samples.find((sql) => sql.includes('"crm"."people"'))).toMatch(/ FROM "crm"."people" LIMIT 50$/);
+    expect(samples).toContainEqual(expect.stringContaining('FROM "crm"."x""; DROP TABLE crm.people; --" LIMIT 50'));
+    for (const sample of samples) {
+      const at = statements.indexOf(sample);
+      expect(statements.slice(at - 2, at)).toEqual(['BEGIN TRANSACTION READ ONLY', 'SET LOCAL statement_timeout = 300']);
+    }
   });
 
   it('refuses a wrong command line with exit 2', async () => {
