@@ -13,11 +13,17 @@ const DEFAULT_SAMPLE = 1000;
 const MAX_SAMPLE = 10_000;
 const STATEMENT_TIMEOUT_MS = 30_000;
 
-/** A redrawn line on a terminal; nothing when stderr is not one (logs, pipes, tests). */
-function progressLine(io: CliIo): ((done: number, total: number) => void) | undefined {
-  if (io !== processIo || !process.stderr.isTTY) return undefined;
+/** Where a progress line may go: stderr when it is the process's own. */
+export interface ProgressStream {
+  readonly isTTY?: boolean;
+  write(text: string): unknown;
+}
+
+/** A line redrawn per table on a terminal; nothing when the stream is not one (logs, pipes). Counts only. */
+export function progressLine(stream: ProgressStream | undefined): ((done: number, total: number) => void) | undefined {
+  if (stream === undefined || stream.isTTY !== true) return undefined;
   return (done, total) => {
-    process.stderr.write(`\r\u001b[Ksampled ${done} of ${total} tables${done === total ? '\n' : ''}`);
+    stream.write(`\r\u001b[Ksampled ${done} of ${total} tables${done === total ? '\n' : ''}`);
   };
 }
 
@@ -69,7 +75,7 @@ export async function policySuggestCommand(args: string[], io: CliIo): Promise<n
   }
   let report: DiscoveryReport;
   try {
-    const onTable = progressLine(io);
+    const onTable = progressLine(io === processIo ? process.stderr : undefined);
     report = await sampleSchema(connection.query, {
       schema, sampleLimit, statementTimeoutMs: STATEMENT_TIMEOUT_MS, ...(onTable === undefined ? {} : { onTable }),
     });
