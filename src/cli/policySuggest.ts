@@ -37,8 +37,8 @@ function summary(report: DiscoveryReport, out: string): string {
 /**
  * `pgveil policy suggest`: samples each text-like column of a schema on the database itself and
  * writes the columns whose values are of a protection kind as a commented policy file (or, with
- * --json, a report). No sampled value is ever printed. Exit 0, 1 when the database cannot be
- * reached, 2 for a wrong command line.
+ * --json, a report). No sampled value is ever printed. Exit 0; 1 when the database cannot be
+ * reached or the schema has no tables; 2 for a wrong command line.
  */
 export async function policySuggestCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -83,6 +83,10 @@ export async function policySuggestCommand(args: string[], io: CliIo): Promise<n
     await connection.close();
   }
 
+  if (report.tableCount === 0) {
+    io.err(`schema ${JSON.stringify(schema)} has no tables that ${connection.description} can see: check --schema (default public)`);
+    return 1;
+  }
   const text = values.json
     ? `${JSON.stringify(toJsonReport(report), null, 2)}\n`
     : renderPolicyFile(report, { source: connection.description, ...(appRole === undefined ? {} : { appRole }) });

@@ -19,6 +19,8 @@ export interface UnsampledTable {
 
 export interface DiscoveryReport {
   readonly schema: string;
+  /** Tables (and partitioned tables) found in the schema, sampled or not. */
+  readonly tableCount: number;
   /** The most rows sampled per table. */
   readonly sampleLimit: number;
   /** In catalog order: tables by name, columns by position. */

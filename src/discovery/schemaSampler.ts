@@ -126,5 +126,5 @@ export async function sampleSchema(query: SampleQuery, options: SampleOptions): 
     }
     options.onTable?.(done, tableRows.length);
   }
-  return { schema: options.schema, sampleLimit: options.sampleLimit, columns, unsampled };
+  return { schema: options.schema, tableCount: tableRows.length, sampleLimit: options.sampleLimit, columns, unsampled };
 }

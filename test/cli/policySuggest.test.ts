@@ -298,5 +298,9 @@ describe('pgveil policy suggest', () => {
     expect((await run('policy', 'suggest', '--config', config, '--sample', '0')).code).toBe(2);
     expect((await run('policy', 'suggest', '--config', config, '--app-role', 'no spaces')).code).toBe(2);
     expect((await run('policy', 'suggest', '--schema', 'crm')).code).toBe(2);
+    const typo = await run('policy', 'suggest', '--config', config, '--schema', 'crn');
+    expect(typo.code).toBe(1);
+    expect(typo.err).toContain('schema "crn" has no tables');
+    expect(typo.out).toBe('');
   });
 });

@@ -17,7 +17,7 @@ describe('the suggested policy file', () => {
   it('reads back through the policy parser to exactly the columns sampled, whatever their names', () => {
     fc.assert(fc.property(identifier, identifier, identifier, fc.option(fc.constantFrom('app', 'web.app', 'svc:1')), (schema, table, column, appRole) => {
       const text = renderPolicyFile(
-        { schema, sampleLimit: 100, columns: [emailColumn(schema, table, column)], unsampled: [{ schema, table: `${table}2`, reason: 'x' }] },
+        { schema, tableCount: 2, sampleLimit: 100, columns: [emailColumn(schema, table, column)], unsampled: [{ schema, table: `${table}2`, reason: 'x' }] },
         { source: 'db', ...(appRole === null ? {} : { appRole }) },
       );
       const read = readPolicyText(text, 'suggested.yaml');
@@ -31,7 +31,7 @@ describe('the suggested policy file', () => {
   });
 
   it('writes an empty mapping, still a valid file, when nothing is suggested', () => {
-    const text = renderPolicyFile({ schema: 'public', sampleLimit: 10, columns: [], unsampled: [] }, { source: 'db' });
+    const text = renderPolicyFile({ schema: 'public', tableCount: 0, sampleLimit: 10, columns: [], unsampled: [] }, { source: 'db' });
     expect(text).toContain('columns: {}');
     expect(readPolicyText(text, 'f.yaml').issues).toEqual([]);
   });
