@@ -36,7 +36,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   },
   'policy suggest': {
     summary: 'suggest column policies from a sample of a schema\'s values (PII discovery)',
-    details: 'Samples up to --sample rows of each table (read-only, with a statement timeout) on the database itself, recognises the protection kinds with the engine\'s own parsers and column-name hints, and writes a commented policy file to review: per column its kind, a method that keeps the column\'s type, a scope per table and a reveal that shows plaintext to --app-role only (or to no role). Comments give counts and shares, never a value; columns below the threshold are listed at the end. --json prints a report instead; --out writes a file and never overwrites one.',
+    details: 'Samples up to --sample rows (default 1000, at most 10000) of each table (read-only, with a statement timeout) on the database itself, recognises the protection kinds with the engine\'s own parsers and column-name hints, and writes a commented policy file to review: per column its kind, a method that keeps the column\'s type, a scope per table and a reveal that shows plaintext to --app-role only (or to no role). Comments give counts and shares, never a value; columns below the threshold are listed at the end. --json prints a report instead; --out writes a file and never overwrites one.',
     examples: [
       'pgveil policy suggest --config config/pgveil.yaml --app-role app --out suggested-policies.yaml',
       'pgveil policy suggest --config config/pgveil.yaml --schema billing --sample 5000 --json',

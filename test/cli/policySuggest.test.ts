@@ -234,6 +234,11 @@ describe('pgveil policy suggest', () => {
     const kinds = (columns: Record<string, { kind: string }>) => Object.fromEntries(Object.entries(columns).map(([k, v]) => [k, v.kind]));
     expect(kinds(doc.columns)).toEqual(kinds(demoPolicies.columns));
     expect(leakedValues(out)).toEqual([]);
+    const file = join(dir, 'demo-suggested.yaml');
+    await writeFile(file, out);
+    const check = await run('policy', 'check', '--config', config, '--policies', file);
+    expect(check.out.split('\n').at(-1)).toBe('valid (0 warnings)');
+    expect(check.code).toBe(0);
   });
 
   it('samples through quoted names without running them as SQL, and leaves every table as it was', async () => {
