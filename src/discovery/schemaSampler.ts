@@ -98,11 +98,16 @@ export async function sampleSchema(query: SampleQuery, options: SampleOptions): 
   const tables = await readCatalogTables(catalogQuery, tableRows.map((r) => ({ schema: options.schema, table: r['table_name'] ?? '' })));
   const columns: DiscoveredColumn[] = [];
   const unsampled: UnsampledTable[] = [];
+  const byName = new Map([...tables.values()].map((t) => [t.table, t]));
   let done = 0;
   for (const row of tableRows) {
-    const table = [...tables.values()].find((t) => t.table === row['table_name']);
+    const table = byName.get(row['table_name'] ?? '');
     done++;
-    if (table === undefined) continue;
+    // Dropped between the two catalog reads: nothing to sample.
+    if (table === undefined) {
+      options.onTable?.(done, tableRows.length);
+      continue;
+    }
     const plan: SampledColumnPlan[] = [];
     const types = new Map<string, DiscoveredColumn['type']>();
     for (const column of table.columns.values()) {
