@@ -129,6 +129,13 @@ beforeAll(async () => {
     await client.query('INSERT INTO crm."x""; DROP TABLE crm.people; --" VALUES ($1)', [`other${i}@example.com`]);
     seeded.add(email).add(`other${i}@example.com`);
   }
+  await client.query(`CREATE SCHEMA hr;
+    CREATE TABLE hr.staff (id int, home_address text, home_lat numeric(9,6), home_lng numeric(9,6), salary numeric(10,2), budget numeric(12,2))`);
+  for (let i = 0; i < 60; i++) {
+    const row = [i, `${10 + i} Harbour Road, Flat ${i % 9 + 1}, Cork`, (51 + i / 100).toFixed(6), (-8 - i / 100).toFixed(6), (42000 + i * 150).toFixed(2), (900000 + i).toFixed(2)];
+    await client.query('INSERT INTO hr.staff VALUES ($1, $2, $3, $4, $5, $6)', row);
+    row.slice(1).forEach((v) => seeded.add(String(v)));
+  }
   // A plaintext copy of the demo's table and rows, as a database looks before pgveil.
   const demo = generateDemoRows();
   const columns = Object.keys(demo[0] as DemoCustomer) as (keyof DemoCustomer)[];
@@ -223,6 +230,26 @@ describe('pgveil policy suggest', () => {
     const suggested = report.columns.filter((c) => c['suggested'] === true).map((c) => [c['column'], c['kind']]);
     expect(Object.fromEntries(suggested)).toEqual(EXPECTED);
     expect(leakedValues(out)).toEqual([]);
+  });
+
+  it('suggests addresses, coordinates and salaries from their names and shapes, in types policy check accepts', async () => {
+    const { code, out, err } = await run('policy', 'suggest', '--config', config, '--schema', 'hr');
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    const doc = parse(out) as { columns: Record<string, { kind: string; method: string }> };
+    expect(Object.fromEntries(Object.entries(doc.columns).map(([k, v]) => [k, `${v.kind} ${v.method}`]))).toEqual({
+      'hr.staff.home_address': 'address tokenise',
+      'hr.staff.home_lat': 'latlng fpe',
+      'hr.staff.home_lng': 'latlng fpe',
+      'hr.staff.salary': 'price fpe',
+    });
+    expect(out).toContain('#   hr.staff.budget (numeric(12,2)): best price 100% of 60 sampled values; kind price is suggested only when');
+    expect(leakedValues(out)).toEqual([]);
+    const file = join(dir, 'hr-suggested.yaml');
+    await writeFile(file, out);
+    const check = await run('policy', 'check', '--config', config, '--policies', file);
+    expect(check.out.split('\n').at(-1)).toBe('valid (0 warnings)');
+    expect(check.code).toBe(0);
   });
 
   it('finds every sensitive column of the demo from a plaintext copy of its table', async () => {
