@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, ROLE_NAME } from '../config/index.js';
 import { renderPolicyFile, sampleSchema, toJsonReport, type DiscoveryReport } from '../discovery/index.js';
 import { positiveInteger } from './backfill/backfillArgs.js';
-import { backfillTarget, connectBackfill } from './backfill/backfillConnection.js';
+import { backfillTarget, connectBackfill, type BackfillConnection } from './backfill/backfillConnection.js';
 import { processIo, UsageError, type CliIo } from './cliIo.js';
 
 export const POLICY_SUGGEST_USAGE = 'pgveil policy suggest --config config/pgveil.yaml [--schema public] [--sample 1000] '
@@ -65,7 +65,7 @@ export async function policySuggestCommand(args: string[], io: CliIo): Promise<n
   const config = await loadConfig(values.config, { env: io.env });
   const target = backfillTarget(values['database-url'], values.database, config);
 
-  let connection;
+  let connection: BackfillConnection;
   try {
     connection = await connectBackfill(target, 'pgveil policy suggest');
   } catch (err) {
