@@ -136,3 +136,25 @@ export function libpqEnv(harness: PolicyHarness, account: TestAccount | 'direct'
 }
 
 export { pg };
+
+/** A libpq connection string (key=value) for the proxy as `account`. */
+export function libpqDsn(harness: PolicyHarness, account: TestAccount): string {
+  const env = libpqEnv(harness, account);
+  const quote = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  return [
+    `host=${env.PGHOST}`, `port=${env.PGPORT}`, `user=${quote(env.PGUSER!)}`, `password=${quote(env.PGPASSWORD!)}`,
+    `dbname=${quote(env.PGDATABASE!)}`, 'sslmode=disable',
+  ].join(' ');
+}
+
+/** Role → rows a client program printed, normalised. */
+export type ClientReads = Record<'app' | 'support' | 'analyst', readonly Record<string, unknown>[]>;
+
+/** Asserts a client read, for each role, what the reference reader (pg, text) reads of the same rows. */
+export async function expectReadsAsReference(expect: Expect, harness: PolicyHarness, ids: readonly number[], reads: ClientReads, label: string): Promise<void> {
+  const accounts = { app: APP, support: SUPPORT, analyst: ANALYST } as const;
+  for (const role of ['app', 'support', 'analyst'] as const) {
+    const reference = await rowsAs(harness, accounts[role], ids);
+    expect(reads[role].map((row) => normalised(row)), `${label}: ${role}`).toEqual(reference);
+  }
+}
