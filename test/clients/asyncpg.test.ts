@@ -1,0 +1,73 @@
+/**
+ * asyncpg (Debian's python3-asyncpg) through the proxy on the demo's table and policy: binary
+ * parameters and results everywhere, named prepared statements, executemany, fetch, and binary
+ * COPY FROM (copy_records_to_table).
+ */
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ANALYST, APP, demoCustomers, expectDemoPolicy, expectReadsAsReference, startDemoHarness, SUPPORT,
+  type ClientReads, type PolicyHarness,
+} from './support/demoHarness.js';
+import { DEBIAN_PYTHON, requireProgram, runJson } from './support/programs.js';
+
+const PROGRAM = fileURLToPath(new URL('./support/asyncpg_client.py', import.meta.url));
+const CUSTOMERS = demoCustomers(40, 7);
+
+interface AsyncpgRun {
+  steps: Record<string, 'ok' | { sqlstate: string; message: string }>;
+  ids: number[];
+  reads: ClientReads;
+}
+
+let harness: PolicyHarness;
+let result: AsyncpgRun;
+
+beforeAll(async () => {
+  requireProgram(DEBIAN_PYTHON, ['-c', 'import asyncpg'], 'python3-asyncpg');
+  harness = await startDemoHarness();
+  result = await runJson<AsyncpgRun>(DEBIAN_PYTHON, [PROGRAM], {
+    ROWS: JSON.stringify(CUSTOMERS),
+    PROXY_HOST: '127.0.0.1', PROXY_PORT: String(harness.proxy.port), DATABASE: harness.database.database,
+    APP_USER: APP.email, APP_PASSWORD: APP.password, SUPPORT_USER: SUPPORT.email, SUPPORT_PASSWORD: SUPPORT.password,
+    ANALYST_USER: ANALYST.email, ANALYST_PASSWORD: ANALYST.password,
+  });
+});
+
+afterAll(async () => {
+  await harness?.stop();
+});
+
+describe('asyncpg', () => {
+  it('writes with executemany, a prepared statement and execute, all binary', () => {
+    expect(result.steps).toMatchObject({ executemany: 'ok', prepared: 'ok', execute: 'ok' });
+  });
+
+  it('copy_records_to_table (binary COPY FROM) stores tokens, or is refused naming the text/csv workaround with nothing stored', async () => {
+    const copied = CUSTOMERS.slice(5, 7);
+    if (result.steps.copy_records_to_table === 'ok') {
+      await expectDemoPolicy(expect, harness, copied);
+      return;
+    }
+    expect(result.steps.copy_records_to_table).toEqual({
+      sqlstate: '0A000',
+      message: expect.stringMatching(/^pgveil refused the statement: protected column public\.customers\.\w+: binary COPY rows cannot be rewritten; use FORMAT text or csv$/),
+    });
+    const direct = await harness.direct();
+    try {
+      const stored = await direct.query<{ n: string }>('SELECT count(*) AS n FROM public.customers');
+      expect(Number(stored.rows[0]!.n)).toBe(5);
+    } finally {
+      await direct.end();
+    }
+  });
+
+  it('stores no plaintext of a protected column; app, support and analyst read their views', async () => {
+    await expectDemoPolicy(expect, harness, CUSTOMERS.slice(0, 5));
+  });
+
+  it('fetches through a prepared statement, binary, what each role may see', async () => {
+    expect(result.reads.app.length).toBeGreaterThanOrEqual(5);
+    await expectReadsAsReference(expect, harness, result.ids, result.reads, 'asyncpg');
+  });
+});
