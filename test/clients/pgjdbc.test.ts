@@ -1,0 +1,68 @@
+/**
+ * pgjdbc (Debian's libpostgresql-jdbc-java, run by a headless JRE's single-file source launcher)
+ * through the proxy on the demo's table and policy: a batch rewritten to a multi-row INSERT
+ * (reWriteBatchedInserts) and server-prepared statements (prepareThreshold=1).
+ */
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ANALYST, APP, CUSTOMER_COLUMNS, demoCustomers, expectDemoPolicy, expectReadsAsReference, startDemoHarness, SUPPORT,
+  type ClientReads, type PolicyHarness,
+} from './support/demoHarness.js';
+import { requireProgram, runJson } from './support/programs.js';
+
+const PROGRAM = fileURLToPath(new URL('./support/PgjdbcClient.java', import.meta.url));
+const DRIVER = '/usr/share/java/postgresql.jar';
+const CUSTOMERS = demoCustomers(80, 6);
+
+interface PgjdbcRun {
+  steps: Record<string, 'ok' | number | number[] | { sqlstate: string; message: string }>;
+  ids: number[];
+  /** Per role, the rows of the first and of the second (server-prepared) execution. */
+  reads: Record<keyof ClientReads, [Record<string, unknown>[], Record<string, unknown>[]]>;
+}
+
+let harness: PolicyHarness;
+let result: PgjdbcRun;
+
+beforeAll(async () => {
+  requireProgram('java', ['-cp', DRIVER, '--version'], 'default-jre-headless');
+  requireProgram('test', ['-r', DRIVER], 'libpostgresql-jdbc-java');
+  harness = await startDemoHarness();
+  result = await runJson<PgjdbcRun>('java', ['-cp', DRIVER, PROGRAM], {
+    ROWS: CUSTOMERS.map((c) => CUSTOMER_COLUMNS.map((column) => c[column]).join('\t')).join('\n'),
+    PROXY_PORT: String(harness.proxy.port), DATABASE: harness.database.database,
+    APP_USER: APP.email, APP_PASSWORD: APP.password, SUPPORT_USER: SUPPORT.email, SUPPORT_PASSWORD: SUPPORT.password,
+    ANALYST_USER: ANALYST.email, ANALYST_PASSWORD: ANALYST.password,
+    // The JVM decodes the environment and encodes stdout in the locale's charset: names are not ASCII.
+    LC_ALL: 'C.UTF-8',
+  }, 120_000);
+}, 180_000);
+
+afterAll(async () => {
+  await harness?.stop();
+});
+
+describe('pgjdbc', () => {
+  it('writes a rewritten batch and server-prepared inserts', () => {
+    expect(result.steps).toEqual({
+      batch_counts: [-2, -2, -2, -2], // SUCCESS_NO_INFO: the batch went as one multi-row INSERT
+      batch: 'ok',
+      server_prepared: 'ok',
+      server_prepared_inserts: expect.any(Number),
+    });
+    expect(result.steps.server_prepared_inserts).toBeGreaterThanOrEqual(1);
+  });
+
+  it('stores no plaintext of a protected column; app, support and analyst read their views', async () => {
+    await expectDemoPolicy(expect, harness, CUSTOMERS);
+  });
+
+  it('reads, before and after the statement is server-prepared, what each role may see', async () => {
+    expect(result.ids).toHaveLength(CUSTOMERS.length);
+    for (const pass of [0, 1] as const) {
+      const reads = { app: result.reads.app[pass], support: result.reads.support[pass], analyst: result.reads.analyst[pass] };
+      await expectReadsAsReference(expect, harness, result.ids, reads, `pgjdbc pass ${pass + 1}`);
+    }
+  });
+});

@@ -1,0 +1,150 @@
+/*
+ * pgjdbc through the pgveil proxy: writes the rows of ROWS (one customer a line, fields separated by
+ * tabs, in COLUMNS order) as the app with a rewritten batch and server-prepared statements, then
+ * reads them back as each role. Prints one JSON document. Settings come from the environment
+ * (PROXY_PORT, DATABASE, <ROLE>_USER, <ROLE>_PASSWORD).
+ */
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+
+public class PgjdbcClient {
+  static final String[] COLUMNS = {"full_name", "email", "ssn", "phone", "card_number", "birth_date", "city", "ip_address", "external_id"};
+  static final String INSERT = "INSERT INTO public.customers (" + String.join(", ", COLUMNS) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?::inet, ?)";
+  static final String SELECT = "SELECT " + String.join(", ", COLUMNS) + " FROM public.customers WHERE id = ANY(?) ORDER BY id";
+
+  static Connection connect(String role) throws SQLException {
+    Properties props = new Properties();
+    props.setProperty("user", System.getenv(role + "_USER"));
+    props.setProperty("password", System.getenv(role + "_PASSWORD"));
+    props.setProperty("sslmode", "disable");
+    props.setProperty("reWriteBatchedInserts", "true");
+    // Server-prepared (named) statements from the first execution.
+    props.setProperty("prepareThreshold", "1");
+    String url = "jdbc:postgresql://127.0.0.1:" + System.getenv("PROXY_PORT") + "/" + System.getenv("DATABASE");
+    return DriverManager.getConnection(url, props);
+  }
+
+  static void bind(PreparedStatement statement, String[] row) throws SQLException {
+    for (int i = 0; i < COLUMNS.length; i++) {
+      String column = COLUMNS[i];
+      if (column.equals("birth_date")) statement.setObject(i + 1, LocalDate.parse(row[i]));
+      else if (column.equals("external_id")) statement.setObject(i + 1, UUID.fromString(row[i]));
+      else statement.setString(i + 1, row[i]);
+    }
+  }
+
+  static String json(Object value) {
+    if (value == null) return "null";
+    if (value instanceof Number) return value.toString();
+    if (value instanceof Map) {
+      List<String> parts = new ArrayList<>();
+      for (Map.Entry<?, ?> entry : ((Map<?, ?>) value).entrySet()) parts.add(json(entry.getKey()) + ":" + json(entry.getValue()));
+      return "{" + String.join(",", parts) + "}";
+    }
+    if (value instanceof List) {
+      List<String> parts = new ArrayList<>();
+      for (Object item : (List<?>) value) parts.add(json(item));
+      return "[" + String.join(",", parts) + "]";
+    }
+    StringBuilder out = new StringBuilder("\"");
+    for (char c : value.toString().toCharArray()) {
+      if (c == '"' || c == '\\') out.append('\\').append(c);
+      else if (c < 0x20) out.append(String.format("\\u%04x", (int) c));
+      else out.append(c);
+    }
+    return out.append('"').toString();
+  }
+
+  interface Step { void run() throws SQLException; }
+
+  static void attempt(Map<String, Object> steps, String name, Step step) {
+    try {
+      step.run();
+      steps.put(name, "ok");
+    } catch (SQLException error) {
+      Map<String, Object> refusal = new LinkedHashMap<>();
+      refusal.put("sqlstate", error.getSQLState());
+      refusal.put("message", error.getMessage());
+      steps.put(name, refusal);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    List<String[]> rows = new ArrayList<>();
+    for (String line : System.getenv("ROWS").split("\n")) rows.add(line.split("\t", -1));
+    Map<String, Object> steps = new LinkedHashMap<>();
+    List<Long> ids = new ArrayList<>();
+    try (Connection app = connect("APP")) {
+      attempt(steps, "batch", () -> {
+        try (PreparedStatement insert = app.prepareStatement(INSERT)) {
+          for (String[] row : rows.subList(0, 4)) {
+            bind(insert, row);
+            insert.addBatch();
+          }
+          List<Object> counts = new ArrayList<>();
+          for (int count : insert.executeBatch()) counts.add(count);
+          // A rewritten batch reports SUCCESS_NO_INFO (-2) for each row.
+          steps.put("batch_counts", counts);
+        }
+      });
+      attempt(steps, "server_prepared", () -> {
+        try (PreparedStatement insert = app.prepareStatement(INSERT)) {
+          for (String[] row : rows.subList(4, rows.size())) {
+            bind(insert, row);
+            insert.executeUpdate();
+          }
+        }
+      });
+      try (PreparedStatement prepared = app.prepareStatement("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'INSERT INTO public.customers%'");
+          ResultSet result = prepared.executeQuery()) {
+        result.next();
+        steps.put("server_prepared_inserts", result.getLong(1));
+      }
+      String[] emails = rows.stream().map((row) -> row[1]).toArray(String[]::new);
+      try (PreparedStatement select = app.prepareStatement("SELECT id FROM public.customers WHERE email = ANY(?) ORDER BY id")) {
+        select.setArray(1, app.createArrayOf("text", emails));
+        try (ResultSet result = select.executeQuery()) {
+          while (result.next()) ids.add(result.getLong(1));
+        }
+      }
+    }
+    Map<String, Object> reads = new LinkedHashMap<>();
+    for (String role : new String[] {"APP", "SUPPORT", "ANALYST"}) {
+      try (Connection connection = connect(role); PreparedStatement select = connection.prepareStatement(SELECT)) {
+        Array idArray = connection.createArrayOf("bigint", ids.toArray());
+        List<Object> passes = new ArrayList<>();
+        // Twice: the second execution runs the server-prepared statement (binary results where pgjdbc asks).
+        for (int pass = 0; pass < 2; pass++) {
+          select.setArray(1, idArray);
+          List<Object> out = new ArrayList<>();
+          try (ResultSet result = select.executeQuery()) {
+            while (result.next()) {
+              Map<String, Object> row = new LinkedHashMap<>();
+              for (String column : COLUMNS) row.put(column, result.getString(column));
+              out.add(row);
+            }
+          }
+          passes.add(out);
+        }
+        reads.put(role.toLowerCase(), passes);
+      }
+    }
+    Map<String, Object> document = new LinkedHashMap<>();
+    document.put("steps", steps);
+    document.put("ids", ids);
+    document.put("reads", reads);
+    System.out.println(json(document));
+  }
+}
