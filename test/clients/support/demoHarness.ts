@@ -4,7 +4,6 @@
  * from the demo's generator; each client file writes its own slice of them.
  */
 import { readFile } from 'node:fs/promises';
-import pg from 'pg';
 import { DEMO_POLICIES_FILE } from '../../../src/cli/demo/demoConfig.js';
 import { generateDemoRows, type DemoCustomer } from '../../../src/cli/demo/demoRows.js';
 import { CUSTOMERS_TABLE_SQL } from '../../../src/cli/demo/demoSchema.js';
@@ -51,8 +50,8 @@ export function normalised(row: Record<string, unknown>): CustomerRow {
 }
 
 /**
- * What `account` reads of the rows whose e-mail is one of `emails`, by id, read with pg through the
- * proxy (the reference reader), or straight from PostgreSQL when `account` is 'direct'.
+ * What `account` reads of the rows `ids`, in id order, read with pg through the proxy (the
+ * reference reader), or straight from PostgreSQL when `account` is 'direct'.
  */
 export async function rowsAs(harness: PolicyHarness, account: TestAccount | 'direct', ids: readonly number[]): Promise<CustomerRow[]> {
   const client = account === 'direct' ? await harness.direct() : await harness.connect(account);
@@ -80,11 +79,7 @@ export function asText(customer: DemoCustomer): CustomerRow {
   return normalised({ ...customer });
 }
 
-/**
- * Asserts the demo policy on rows a client wrote: app reads them back as written, support reads
- * masks (never the plaintext of a masked column), analyst reads the stored tokens with city
- * redacted, and PostgreSQL holds no plaintext of a tokenised or fpe column.
- */
+/** Each role's view and the stored form of the rows a client wrote, by id. */
 export async function policyViews(harness: PolicyHarness, written: readonly DemoCustomer[]): Promise<{ app: CustomerRow[]; support: CustomerRow[]; analyst: CustomerRow[]; stored: CustomerRow[]; ids: number[] }> {
   const ids = await idsOf(harness, written.map((c) => c.email));
   const [app, support, analyst, stored] = await Promise.all([
@@ -95,7 +90,11 @@ export async function policyViews(harness: PolicyHarness, written: readonly Demo
 
 export type Expect = typeof import('vitest').expect;
 
-/** The demo policy's promises on rows a client wrote, checked with the reference reader. */
+/**
+ * Asserts the demo policy on rows a client wrote, with the reference reader: app reads them back as
+ * written, support reads masks (never the plaintext of a masked column), analyst reads the stored
+ * tokens with city redacted, and PostgreSQL holds no plaintext of a tokenised or fpe column.
+ */
 export async function expectDemoPolicy(expect: Expect, harness: PolicyHarness, written: readonly DemoCustomer[]): Promise<{ support: CustomerRow[]; analyst: CustomerRow[]; stored: CustomerRow[]; ids: number[] }> {
   const views = await policyViews(harness, written);
   expect(views.ids).toHaveLength(written.length);
@@ -123,7 +122,7 @@ export async function expectDemoPolicy(expect: Expect, harness: PolicyHarness, w
   return views;
 }
 
-/** Direct pg settings as libpq environment variables, for psql, pg_dump and the Python/Java programs. */
+/** libpq environment variables for the proxy as `account` (or the database directly), for psql and pg_dump. */
 export function libpqEnv(harness: PolicyHarness, account: TestAccount | 'direct'): Record<string, string> {
   if (account === 'direct') {
     const { host, port, user, password, database } = harness.database;
@@ -134,8 +133,6 @@ export function libpqEnv(harness: PolicyHarness, account: TestAccount | 'direct'
     PGDATABASE: harness.database.database, PGSSLMODE: 'disable',
   };
 }
-
-export { pg };
 
 /** A libpq connection string (key=value) for the proxy as `account`. */
 export function libpqDsn(harness: PolicyHarness, account: TestAccount): string {
