@@ -3,6 +3,7 @@
  * output. A missing program fails the test with the package that provides it: CI installs them all.
  */
 import { execFile, execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 
 export interface ProgramRun {
   stdout: string;
@@ -25,7 +26,7 @@ export function requireProgram(command: string, probeArgs: readonly string[], de
 export function run(command: string, args: readonly string[], env: Record<string, string>, stdin = '', timeoutMs = 60_000): Promise<ProgramRun> {
   return new Promise((resolve) => {
     const child = execFile(command, [...args], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', PGCONNECT_TIMEOUT: '10', ...env },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), PGCONNECT_TIMEOUT: '10', ...env },
       timeout: timeoutMs,
       maxBuffer: 16 * 1024 * 1024,
     }, (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? Number((error as { code?: number }).code ?? 1) : 0 }));
