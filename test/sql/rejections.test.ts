@@ -18,12 +18,10 @@ const CARD = 'public.orders.card';
 
 const cases: readonly Case[] = [
   // INSERT … SELECT feeding a protected column
-  { sql: 'INSERT INTO customers (ssn) SELECT $1', names: SSN, reason: 'INSERT … SELECT' },
   { sql: 'INSERT INTO customers (ssn) SELECT ssn FROM plain', names: SSN, reason: 'INSERT … SELECT' },
   { sql: 'INSERT INTO customers (email) SELECT ssn FROM customers', names: EMAIL, reason: 'INSERT … SELECT' },
   { sql: 'INSERT INTO customers SELECT * FROM plain', names: SSN, reason: 'INSERT … SELECT' },
   { sql: "INSERT INTO customers (ssn) VALUES ('a') UNION VALUES ('b')", names: SSN, reason: 'INSERT … SELECT' },
-  { sql: 'WITH v AS (SELECT $1 AS s) INSERT INTO customers (ssn) SELECT s FROM v', names: SSN, reason: 'INSERT … SELECT' },
   // functions, operators and casts around a value
   { sql: 'INSERT INTO customers (ssn) VALUES (lower($1))', names: SSN, reason: 'function lower() around a parameter' },
   { sql: "INSERT INTO customers (ssn) VALUES ($1 || 'x')", names: SSN, reason: 'operator ||' },
@@ -73,7 +71,6 @@ const cases: readonly Case[] = [
   { sql: 'SELECT * FROM customers NATURAL JOIN plain', names: SSN, reason: 'join compares it' },
   { sql: 'SELECT * FROM customers NATURAL JOIN generate_series(1, 2) g', names: SSN, reason: 'NATURAL JOIN' },
   { sql: 'SELECT * FROM (SELECT ssn FROM customers UNION SELECT ssn FROM plain) u WHERE u.ssn = $1', names: SSN, reason: 'computed from it' },
-  { sql: 'SELECT * FROM customers WHERE (id, ssn) = (SELECT 1, $1)', names: SSN, reason: 'subquery whose result is not a protected column' },
   { sql: 'SELECT * FROM customers WHERE (id, ssn) = (1, 2, 3)', names: SSN, reason: 'row value' },
   { sql: 'SELECT * FROM customers WHERE ssn = $1 OR ssn = ANY($1)', names: SSN, reason: 'both as one value and as an array' },
   // COPY

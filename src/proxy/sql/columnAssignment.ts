@@ -1,6 +1,7 @@
 /**
  * A value written into a protected column (INSERT … VALUES, UPDATE … SET, ON CONFLICT … SET,
- * MERGE): a parameter or constant (plain casts allowed) is mapped to the column; NULL, DEFAULT and
+ * MERGE): a parameter or constant (plain casts allowed), or a derived column passing them through
+ * (`SET ssn = v.ssn` over a VALUES list), is mapped to the column; NULL, DEFAULT and
  * the column's own current value (`ssn = ssn`, `ssn = EXCLUDED.ssn`) carry nothing new; anything
  * else could put plaintext (or another policy's token) into the column and is refused.
  */
@@ -11,12 +12,14 @@ import { operandOf, operandPosition, recordLiteral, unprotectableReason } from '
 import { columnName, sameColumn } from './relationLookup.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
+import { feedSupplied } from './suppliedValues.js';
 
 export function assignValue(column: ColumnRef, node: Node, scope: Scope, context: AnalysisContext): void {
   const value = operandOf(node, scope, context);
   switch (value.kind) {
     case 'param': return context.findings.addParam(value.param, column);
     case 'literal': return recordLiteral(value.constant, column, context);
+    case 'supplied': return feedSupplied(value.source, column, operandPosition(value), context);
     case 'null':
     case 'default': return;
     case 'protected':

@@ -20,6 +20,7 @@ import { forEachChild, lastName, nodeLocation, stripCasts } from './parseTree.js
 import { checkFunctionCall } from './plaintextExposure.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
+import { feedSupplied } from './suppliedValues.js';
 
 export type ExpressionMode = 'predicate' | 'read';
 
@@ -38,7 +39,9 @@ export function analyseExpression(node: Node | undefined, scope: Scope, mode: Ex
     return analyseExpression(argument, scope, mode, context);
   }
   if ('ColumnRef' in node) {
-    if (mode === 'predicate') refuseInPredicate(operandOf(node, scope, context), 'is used in an expression pgveil cannot map');
+    const operand = operandOf(node, scope, context);
+    if (operand.kind === 'supplied') context.findings.addSuppliedMisuse(operand.source, 'is also used in an expression, a sort or grouping key or a whole row');
+    if (mode === 'predicate') refuseInPredicate(operand, 'is used in an expression pgveil cannot map');
     return;
   }
   if ('SelectStmt' in node || 'InsertStmt' in node || 'UpdateStmt' in node || 'DeleteStmt' in node || 'MergeStmt' in node) {
@@ -92,6 +95,7 @@ function analyseOperator(expression: A_Expr, scope: Scope, mode: ExpressionMode,
 /** `left = right` and its kin: map values compared with a protected column, refuse the rest. */
 export function compareOperands(left: Operand, right: Operand, scope: Scope, mode: ExpressionMode, context: AnalysisContext): void {
   if (left.kind === 'row' || right.kind === 'row') return compareRows(left, right, scope, mode, context);
+  if (left.kind === 'supplied' || right.kind === 'supplied') return compareSupplied(left, right, scope, mode, context);
   const leftProtected = left.kind === 'protected' || left.kind === 'derived';
   const rightProtected = right.kind === 'protected' || right.kind === 'derived';
   if (!leftProtected && !rightProtected) {
@@ -109,6 +113,17 @@ export function compareOperands(left: Operand, right: Operand, scope: Scope, mod
   }
   const [column, other] = left.kind === 'protected' ? [left, right] : [right as Extract<Operand, { kind: 'protected' }>, left];
   feedComparison(column.column, other, context);
+}
+
+/** A supplied column compared with a protected column is protected for it; compared with anything else, it is not. */
+function compareSupplied(left: Operand, right: Operand, scope: Scope, mode: ExpressionMode, context: AnalysisContext): void {
+  const [supplied, other] = (left.kind === 'supplied' ? [left, right] : [right, left]) as [Extract<Operand, { kind: 'supplied' }>, Operand];
+  if (other.kind === 'protected') return feedSupplied(supplied.source, other.column, operandPosition(supplied), context);
+  if (other.kind === 'derived') {
+    rejectColumn(other.from, 'an expression computed from it is compared with a value; only the column itself can be compared', operandPosition(other));
+  }
+  context.findings.addSuppliedMisuse(supplied.source, 'is also compared with something other than a protected column');
+  analyseOperand(other, scope, mode, context);
 }
 
 /** Records a value compared with a protected column, or refuses what cannot be protected. */
@@ -153,6 +168,7 @@ function subqueryOperands(link: SubLink, scope: Scope, context: AnalysisContext)
   return outputs.map((output): Operand => {
     if (isProtectedOrigin(output.origin)) return { kind: 'protected', column: output.origin.column, node };
     if (output.origin.kind === 'derived') return { kind: 'derived', from: output.origin.from, node };
+    if (output.origin.kind === 'supplied') return { kind: 'supplied', source: output.origin.source, node };
     return { kind: 'subquery', node };
   });
 }
@@ -173,6 +189,7 @@ function compareWithArray(left: Operand, right: Node, scope: Scope, mode: Expres
     rejectColumn(left.column, reason, nodeLocation(array));
   }
   if (left.kind === 'derived') refuseInPredicate(left, 'is compared with an array; only the column itself can be');
+  if (left.kind === 'supplied') context.findings.addSuppliedMisuse(left.source, 'is also compared with an array');
   analyseOperand(left, scope, mode, context);
   analyseExpression(right, scope, mode, context);
 }
@@ -180,6 +197,7 @@ function compareWithArray(left: Operand, right: Node, scope: Scope, mode: Expres
 function analyseOperand(operand: Operand, scope: Scope, mode: ExpressionMode, context: AnalysisContext): void {
   switch (operand.kind) {
     case 'param': case 'literal': case 'null': case 'default': case 'subquery': return;
+    case 'supplied': return context.findings.addSuppliedMisuse(operand.source, 'is also compared with something other than a protected column');
     default: analyseExpression(operand.node, scope, mode, context);
   }
 }
@@ -197,8 +215,9 @@ function analyseSubLink(link: SubLink, scope: Scope, mode: ExpressionMode, conte
   testItems.forEach((item, index) => {
     const right = rightOperands[index] ?? { kind: 'subquery', node };
     const involvesProtection = item.kind === 'protected' || item.kind === 'derived' || right.kind === 'protected' || right.kind === 'derived';
-    if (!involvesProtection) return analyseOperand(item, scope, mode, context);
-    if (!comparable) {
+    const involvesSupplied = item.kind === 'supplied' || right.kind === 'supplied';
+    if (!involvesProtection && !involvesSupplied) return analyseOperand(item, scope, mode, context);
+    if (!comparable && involvesProtection) {
       const column = item.kind === 'protected' ? item.column : right.kind === 'protected' ? right.column
         : item.kind === 'derived' ? item.from : (right as Extract<Operand, { kind: 'derived' }>).from;
       rejectColumn(column, `it is compared with a subquery by ${operator}, which does not work on protected values`, nodeLocation(testexpr));

@@ -4,7 +4,7 @@
  * column carries — a base column (protected or not), a value derived from a protected column,
  * something else, or nobody-knows (functions in FROM, unknown tables).
  */
-import type { Node } from 'libpg-query';
+import type { A_Const, Node } from 'libpg-query';
 import type { ColumnRef, PlaintextSource } from './sqlAnalysisTypes.js';
 import type { TableInfo } from './relationLookup.js';
 
@@ -13,8 +13,27 @@ export type ColumnOrigin =
   /** An expression over a protected column (`lower(ssn)`), or a set operation mixing one in. */
   | { readonly kind: 'derived'; readonly from: ColumnRef }
   | { readonly kind: 'value' }
+  /** Values the client supplies through a derived source (VALUES, `SELECT $1`, unnest): see suppliedValues.ts. */
+  | { readonly kind: 'supplied'; readonly source: SuppliedColumn }
   /** In a column list: a run of zero or more columns nobody knows (`f.*` of a function). */
   | { readonly kind: 'unknown' };
+
+/** One parameter or constant behind a supplied column (per row for VALUES, per element for unnest). */
+export type SuppliedValue =
+  | { readonly kind: 'param'; readonly param: number }
+  | { readonly kind: 'literal'; readonly constant: A_Const }
+  /** `unnest($n::type[])`: each element of the array parameter. */
+  | { readonly kind: 'arrayParam'; readonly param: number }
+  /** `unnest('{a,b}'::text[])`: a constant whose elements pgveil cannot splice one by one. */
+  | { readonly kind: 'arrayConstant'; readonly position: number | undefined };
+
+/**
+ * A column of a derived source that only passes client values through. Its identity (the object)
+ * is what uses are tracked by: a CTE read twice yields the same object.
+ */
+export interface SuppliedColumn {
+  readonly values: readonly SuppliedValue[];
+}
 
 export interface OutputColumn {
   readonly name: string | undefined;

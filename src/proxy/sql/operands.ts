@@ -7,7 +7,7 @@
 import type { A_Const, Node } from 'libpg-query';
 import type { AnalysisContext } from './analysisContext.js';
 import { constantValue } from './constantValues.js';
-import { isProtectedOrigin, type Scope } from './nameScope.js';
+import { isProtectedOrigin, type Scope, type SuppliedColumn } from './nameScope.js';
 import { lastName, nodeLocation, nodeType, stringList, stripCasts, forEachChild } from './parseTree.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { SqlSyntaxError } from './sqlParser.js';
@@ -21,6 +21,8 @@ export type Operand =
   | { readonly kind: 'protected'; readonly column: ColumnRef; readonly node: Node }
   | { readonly kind: 'derived'; readonly from: ColumnRef; readonly node: Node }
   | { readonly kind: 'row'; readonly items: readonly Node[]; readonly node: Node }
+  /** A column of a derived source passing client values through (see suppliedValues.ts). */
+  | { readonly kind: 'supplied'; readonly source: SuppliedColumn; readonly node: Node }
   /** A column that is not protected, or a relation nobody knows. */
   | { readonly kind: 'column'; readonly node: Node }
   /** A subquery yielding no protected column (already analysed). */
@@ -41,7 +43,11 @@ export function operandOf(node: Node, scope: Scope, context: AnalysisContext): O
       const origin = resolution.origin;
       if (isProtectedOrigin(origin)) return { kind: 'protected', column: origin.column, node: inner };
       if (origin.kind === 'derived') return { kind: 'derived', from: origin.from, node: inner };
+      if (origin.kind === 'supplied') return { kind: 'supplied', source: origin.source, node: inner };
     } else if (resolution.kind === 'wholeRow') {
+      for (const column of resolution.item.columns) {
+        if (column.origin.kind === 'supplied') context.findings.addSuppliedMisuse(column.origin.source, 'is read as part of a whole row');
+      }
       const hidden = resolution.item.columns.find((column) => isProtectedOrigin(column.origin));
       if (hidden !== undefined && isProtectedOrigin(hidden.origin)) {
         return { kind: 'derived', from: hidden.origin.column, node: inner };
@@ -53,6 +59,7 @@ export function operandOf(node: Node, scope: Scope, context: AnalysisContext): O
     const first = context.subquery(inner.SubLink.subselect, scope)[0];
     if (first !== undefined && isProtectedOrigin(first.origin)) return { kind: 'protected', column: first.origin.column, node: inner };
     if (first?.origin.kind === 'derived') return { kind: 'derived', from: first.origin.from, node: inner };
+    if (first?.origin.kind === 'supplied') return { kind: 'supplied', source: first.origin.source, node: inner };
     return { kind: 'subquery', node: inner };
   }
   return { kind: 'expression', node: inner };
@@ -124,6 +131,7 @@ export function unprotectableReason(operand: Operand): string {
     case 'column': return `${what}, which is not protected`;
     case 'subquery': return 'a subquery whose result is not a protected column';
     case 'row': return 'a row value';
+    case 'supplied': return `${what}, a derived column of client values`;
     case 'default': return 'DEFAULT';
     default:
       return containsValue(operand.node)

@@ -17,6 +17,7 @@ import { forEachChild, lastName, nodeLocation, stringList, stripCasts } from './
 import { sameColumn } from './relationLookup.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
+import { misuseOrigin, suppliedOrigin, unnestColumns, valuesListOrigins } from './suppliedValues.js';
 
 export function analyseSelect(select: SelectStmt, outer: Scope | undefined, context: AnalysisContext): OutputColumn[] {
   const scope = new Scope(outer);
@@ -24,7 +25,7 @@ export function analyseSelect(select: SelectStmt, outer: Scope | undefined, cont
   if (select.op !== undefined && select.op !== 'SETOP_NONE') {
     const left = select.larg === undefined ? [] : analyseSelect(select.larg, scope, context);
     const right = select.rarg === undefined ? [] : analyseSelect(select.rarg, scope, context);
-    const columns = mergeSetOperation(left, right);
+    const columns = mergeSetOperation(left, right, context);
     const outputScope = new Scope(scope);
     outputScope.items.push({ name: undefined, columns });
     analyseAll(select.sortClause, outputScope, context);
@@ -34,15 +35,16 @@ export function analyseSelect(select: SelectStmt, outer: Scope | undefined, cont
   }
   if (select.valuesLists !== undefined) {
     const shown: (ColumnRef | undefined)[] = [];
-    for (const row of select.valuesLists) {
-      const items = 'List' in row ? row.List.items ?? [] : [];
+    const rows = select.valuesLists.map((row) => 'List' in row ? row.List.items ?? [] : []);
+    for (const items of rows) {
       items.forEach((item, index) => {
         analyseExpression(item, scope, 'read', context);
         shown[index] ??= plaintextIn(item, scope, context);
       });
     }
+    const origins = valuesListOrigins(rows);
     return Array.from(shown, (from, index): OutputColumn => ({
-      name: `column${index + 1}`, origin: VALUE_ORIGIN, ...(from === undefined ? {} : { shows: { column: from, computed: true } }),
+      name: `column${index + 1}`, origin: origins[index] ?? VALUE_ORIGIN, ...(from === undefined ? {} : { shows: { column: from, computed: true } }),
     }));
   }
   for (const item of select.fromClause ?? []) scope.items.push(...fromItems(item, scope, context));
@@ -80,7 +82,7 @@ export function defineCtes(clause: WithClause | undefined, scope: Scope, context
       const left = query.SelectStmt.larg === undefined ? [] : analyseSelect(query.SelectStmt.larg, scope, context);
       scope.defineCte(name, renameColumns(left, names));
       const right = query.SelectStmt.rarg === undefined ? [] : analyseSelect(query.SelectStmt.rarg, scope, context);
-      scope.defineCte(name, renameColumns(mergeSetOperation(left, right), names));
+      scope.defineCte(name, renameColumns(mergeSetOperation(left, right, context), names));
     } else {
       scope.defineCte(name, renameColumns(context.subquery(query, scope), names));
     }
@@ -91,8 +93,10 @@ export function defineCtes(clause: WithClause | undefined, scope: Scope, context
  * A column of UNION/INTERSECT/EXCEPT is protected only if both sides are the same protected
  * column; and RowDescription names no table column for it, so any plaintext it shows is computed.
  */
-function mergeSetOperation(left: readonly OutputColumn[], right: readonly OutputColumn[]): OutputColumn[] {
+function mergeSetOperation(left: readonly OutputColumn[], right: readonly OutputColumn[], context: AnalysisContext): OutputColumn[] {
   return left.map((column, index): OutputColumn => {
+    // Client values merged with other rows are no longer followed (a later use could not reach them).
+    for (const side of [column, right[index]]) misuseOrigin(side?.origin, 'is also merged by UNION, INTERSECT or EXCEPT', context);
     const merged = mergeOrigins(column, right[index]);
     const shown = column.shows?.column ?? right[index]?.shows?.column;
     return shown === undefined ? merged : { ...merged, shows: { column: shown, computed: true } };
@@ -108,7 +112,7 @@ function mergeOrigins(column: OutputColumn, other: OutputColumn | undefined): Ou
   }
   if (isProtectedOrigin(b)) return { name: column.name, origin: { kind: 'derived', from: b.column } };
   if (b.kind === 'derived') return { name: column.name, origin: b };
-  return column;
+  return a.kind === 'supplied' ? { ...column, origin: VALUE_ORIGIN } : column;
 }
 
 /** The relation(s) one FROM entry adds to the scope. */
@@ -132,7 +136,7 @@ export function fromItems(node: Node, scope: Scope, context: AnalysisContext): R
     const firstCall = functions?.[0];
     const firstFunction = firstCall !== undefined && 'List' in firstCall ? firstCall.List.items?.[0] : undefined;
     const name = alias?.aliasname ?? (firstFunction !== undefined && 'FuncCall' in firstFunction ? lastName(firstFunction.FuncCall.funcname) : undefined);
-    return [{ name, columns: namedValueColumns(alias) }];
+    return [{ name, columns: unnestColumns(node.RangeFunction) ?? namedValueColumns(alias) }];
   }
   // XMLTABLE, JSON_TABLE and other table functions: their own columns, nothing pgveil knows.
   forEachChild(node, (child) => analyseExpression(child, scope, 'read', context));
@@ -215,6 +219,7 @@ function naturalJoinNames(left: readonly OutputColumn[], right: readonly OutputC
 /** USING (col): the two sides are compared; both protected (tokens) or neither. */
 function compareJoinColumns(left: ColumnOrigin | undefined, right: ColumnOrigin | undefined, context: AnalysisContext, position: number | undefined): void {
   if (left === undefined || right === undefined) return;
+  for (const side of [left, right]) misuseOrigin(side, 'is also compared by a join on USING or NATURAL', context);
   if (isProtectedOrigin(left) && isProtectedOrigin(right)) return context.findings.addComparison(left.column, right.column);
   for (const [one, other] of [[left, right], [right, left]] as const) {
     if (isProtectedOrigin(one)) rejectColumn(one.column, `a join compares it with ${other.kind === 'derived' ? 'data computed from protected data' : 'a column that is not protected'}`, position);
@@ -234,9 +239,11 @@ export function targetListOutputs(targets: readonly Node[] | undefined, scope: S
       outputs.push(...starColumns(value.ColumnRef.fields, scope));
       continue;
     }
-    analyseExpression(value, scope, 'read', context);
+    const origin = originOf(value, scope, context);
+    // A bare reference passing a supplied column on is not a use: what reads the output is.
+    if (!(origin.kind === 'supplied' && 'ColumnRef' in stripCasts(value))) analyseExpression(value, scope, 'read', context);
     const shows = targetShows(value, scope, context);
-    outputs.push({ name: target.name ?? figureName(value), origin: originOf(value, scope, context), ...(shows === undefined ? {} : { shows }) });
+    outputs.push({ name: target.name ?? figureName(value), origin, ...(shows === undefined ? {} : { shows }) });
   }
   return outputs;
 }
@@ -261,6 +268,8 @@ export function originOf(value: Node, scope: Scope, context: AnalysisContext): C
     const first = context.subquery(inner.SubLink.subselect, scope)[0];
     if (first !== undefined) return first.origin;
   }
+  const supplied = suppliedOrigin(inner);
+  if (supplied !== undefined) return supplied;
   const from = protectedReference(inner, scope, context);
   return from === undefined ? VALUE_ORIGIN : { kind: 'derived', from };
 }
@@ -273,6 +282,7 @@ function protectedReference(node: Node, scope: Scope, context: AnalysisContext):
       const origin = resolution.origin;
       if (isProtectedOrigin(origin)) return origin.column;
       if (origin.kind === 'derived') return origin.from;
+      misuseOrigin(origin, 'is also used in an expression', context);
     } else if (resolution.kind === 'wholeRow') {
       const hidden = resolution.item.columns.find((column) => isProtectedOrigin(column.origin))?.origin;
       if (hidden !== undefined && isProtectedOrigin(hidden)) return hidden.column;
@@ -283,6 +293,7 @@ function protectedReference(node: Node, scope: Scope, context: AnalysisContext):
   if ('SubLink' in node) {
     if (node.SubLink.subLinkType !== 'EXPR_SUBLINK' || node.SubLink.subselect === undefined) return undefined;
     const first = context.subquery(node.SubLink.subselect, scope)[0]?.origin;
+    misuseOrigin(first, 'is also used in an expression', context);
     if (first !== undefined && isProtectedOrigin(first)) return first.column;
     return first?.kind === 'derived' ? first.from : undefined;
   }

@@ -93,6 +93,7 @@ function analyseRawStatement(raw: RawStmt, text: SqlText, relations: RelationLoo
   const findings = new StatementFindings();
   try {
     analyseStatement(raw.stmt, createContext(text, relations, findings), { text: text.slice(start, end) });
+    findings.refuseConflictingSuppliedUses();
     refuseScalarAndArrayUse(findings);
   } catch (error) {
     if (error instanceof StatementRejected) {

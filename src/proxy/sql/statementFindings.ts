@@ -5,6 +5,7 @@
 import type {
   ColumnComparison, ColumnRef, CopyFromTarget, LiteralTarget, ParamTarget, PlaintextExposure, Rejection,
 } from './sqlAnalysisTypes.js';
+import type { SuppliedColumn } from './nameScope.js';
 import { columnName, sameColumn } from './relationLookup.js';
 
 /** SQLSTATE feature_not_supported: the statement is valid SQL pgveil will not forward. */
@@ -76,6 +77,42 @@ export class StatementFindings {
       (sameColumn(pair.left, left) && sameColumn(pair.right, right))
       || (sameColumn(pair.left, right) && sameColumn(pair.right, left)));
     if (!known) this.comparedColumns.push({ left, right });
+  }
+
+  /** Supplied columns whose values were protected for a column (written into it or compared with it). */
+  private readonly suppliedFeeds = new Map<SuppliedColumn, { column: ColumnRef; position: number | undefined }[]>();
+  /** Supplied columns also used where a token must not go, and why. */
+  private readonly suppliedMisuses = new Map<SuppliedColumn, string>();
+
+  addSuppliedFeed(source: SuppliedColumn, column: ColumnRef, position: number | undefined): void {
+    const feeds = this.suppliedFeeds.get(source) ?? [];
+    feeds.push({ column, position });
+    this.suppliedFeeds.set(source, feeds);
+  }
+
+  addSuppliedMisuse(source: SuppliedColumn, reason: string): void {
+    if (!this.suppliedMisuses.has(source)) this.suppliedMisuses.set(source, reason);
+  }
+
+  /**
+   * Once the whole statement is walked: a supplied column whose values become tokens must reach
+   * nothing else (a plain column, a function, a comparison with plain data would get the token),
+   * and its constants can become one column's tokens only (a parameter's columns are checked
+   * against their policies by the caller).
+   */
+  refuseConflictingSuppliedUses(): void {
+    for (const [source, feeds] of this.suppliedFeeds) {
+      const first = feeds[0];
+      if (first === undefined) continue;
+      const misuse = this.suppliedMisuses.get(source);
+      if (misuse !== undefined) {
+        rejectColumn(first.column, `the derived column (VALUES, WITH, subquery or unnest) whose values it receives ${misuse}, where its tokens must not go; write the value to each column separately`, first.position);
+      }
+      const other = feeds.find((feed) => !sameColumn(feed.column, first.column));
+      if (other !== undefined && source.values.some((value) => value.kind === 'literal')) {
+        rejectColumn(first.column, `the constants of the derived column whose values it receives also feed protected column ${columnName(other.column)}; use parameters`, other.position);
+      }
+    }
   }
 
   get isEmpty(): boolean {

@@ -11,13 +11,15 @@ import type { AnalysisContext } from './analysisContext.js';
 import { assignValue } from './columnAssignment.js';
 import { analyseExpression } from './expressionAnalyser.js';
 import {
-  columnAt, isProtectedOrigin, Scope, tableColumns, UNKNOWN_COLUMNS, type OutputColumn, type RangeItem,
+  columnAt, isProtectedOrigin, Scope, tableColumns, UNKNOWN_COLUMNS, type ColumnOrigin, type OutputColumn, type RangeItem,
 } from './nameScope.js';
 import { nodeLocation } from './parseTree.js';
 import { exposeWrite, plaintextIn } from './plaintextExposure.js';
 import { defineCtes, fromItems, relationItem, targetListOutputs } from './queryAnalyser.js';
 import { sameColumn, type TableColumn, type TableInfo } from './relationLookup.js';
 import { rejectColumn } from './statementFindings.js';
+import { feedSupplied, misuseOrigin } from './suppliedValues.js';
+import { operandOf } from './operands.js';
 
 interface WriteTarget {
   readonly info: TableInfo | undefined;
@@ -49,15 +51,24 @@ export function analyseInsert(insert: InsertStmt, outer: Scope | undefined, cont
   } else if (source !== undefined) {
     const outputs = context.subquery(source, scope);
     outputs.forEach((output, index) => exposeWrite(columns[index]?.ref, output.shows?.column, nodeLocation(source), context));
+    outputs.forEach((_, index) => feedFromQuery(columns[index], columnAt(outputs, index), nodeLocation(source), context));
     columns.forEach((column, index) => {
       if (column?.protected !== true) return;
       const origin = columnAt(outputs, index);
+      if (origin?.kind === 'supplied') return;
       if (origin !== undefined && isProtectedOrigin(origin) && sameColumn(origin.column, column.ref)) return;
       rejectColumn(column.ref, 'INSERT … SELECT feeds it values pgveil cannot protect (use INSERT … VALUES with parameters)', nodeLocation(source));
     });
   }
   if (insert.onConflictClause !== undefined) analyseOnConflict(insert.onConflictClause, target, scope, context);
   return returningOutputs(insert.returningClause, target, scope, context);
+}
+
+/** A query's output column written into a target column: supplied values are protected for a protected one. */
+function feedFromQuery(column: TableColumn | undefined, origin: ColumnOrigin | undefined, position: number | undefined, context: AnalysisContext): void {
+  if (origin?.kind !== 'supplied') return;
+  if (column?.protected === true) return feedSupplied(origin.source, column.ref, position, context);
+  misuseOrigin(origin, `is also written into ${column === undefined ? 'a column pgveil cannot see' : `column ${column.ref.column}, which is not protected`}`, context);
 }
 
 /** The target column each VALUES position feeds; an INSERT without a list fills all, in order. */
@@ -75,8 +86,10 @@ function insertColumns(cols: readonly Node[] | undefined, target: WriteTarget): 
 
 function writeValue(column: TableColumn | undefined, value: Node, scope: Scope, context: AnalysisContext): void {
   exposeWrite(column?.ref, plaintextIn(value, scope, context), nodeLocation(value), context);
-  if (column?.protected === true) assignValue(column.ref, value, scope, context);
-  else analyseExpression(value, scope, 'read', context);
+  if (column?.protected === true) return assignValue(column.ref, value, scope, context);
+  const operand = operandOf(value, scope, context);
+  if (operand.kind === 'supplied') feedFromQuery(column, { kind: 'supplied', source: operand.source }, nodeLocation(value), context);
+  analyseExpression(value, scope, 'read', context);
 }
 
 function analyseOnConflict(clause: OnConflictClause, target: WriteTarget, outer: Scope, context: AnalysisContext): void {
@@ -111,7 +124,8 @@ function analyseAssignments(targets: readonly Node[] | undefined, target: WriteT
       const outputs = context.subquery(source.SubLink.subselect, scope);
       exposeWrite(column?.ref, outputs[position]?.shows?.column, location, context);
       const origin = columnAt(outputs, position);
-      if (column?.protected === true && !(origin !== undefined && isProtectedOrigin(origin) && sameColumn(origin.column, column.ref))) {
+      feedFromQuery(column, origin, location, context);
+      if (column?.protected === true && origin?.kind !== 'supplied' && !(origin !== undefined && isProtectedOrigin(origin) && sameColumn(origin.column, column.ref))) {
         rejectColumn(column.ref, 'the value assigned to it comes from a subquery pgveil cannot protect', location);
       }
     } else {

@@ -35,7 +35,7 @@ afterAll(async () => {
 
 /** [name, run as simple query or with parameters, SQLSTATE, words the message must hold]. */
 const CASES: [string, (client: pg.Client) => Promise<unknown>, string, RegExp][] = [
-  ['INSERT … SELECT', (c) => c.query("INSERT INTO customers (ssn, note) SELECT '111-22-3333', 'refused'"), '0A000', /customers\.ssn/],
+  ['INSERT … SELECT', (c) => c.query("INSERT INTO customers (ssn, note) SELECT lower(note), 'refused' FROM customers"), '0A000', /customers\.ssn/],
   ['function around a parameter', (c) => c.query("INSERT INTO customers (ssn, note) VALUES (upper($1), 'refused')", ['111-22-3333']), '0A000', /customers\.ssn/],
   ['LIKE', (c) => c.query("UPDATE customers SET note = 'refused' WHERE ssn LIKE $1", ['111%']), '0A000', /customers\.ssn/],
   ['range', (c) => c.query("UPDATE customers SET note = 'refused' WHERE ssn BETWEEN '1' AND '2'"), '0A000', /customers\.ssn/],
