@@ -205,7 +205,15 @@ function analyseOperand(operand: Operand, scope: Scope, mode: ExpressionMode, co
 function analyseSubLink(link: SubLink, scope: Scope, mode: ExpressionMode, context: AnalysisContext): void {
   const rightOperands = subqueryOperands(link, scope, context);
   const { testexpr } = link;
-  if (testexpr === undefined) return;
+  if (testexpr === undefined) {
+    // A scalar or ARRAY(…) subquery inside an expression: its value goes wherever the expression does.
+    if (link.subLinkType !== 'EXISTS_SUBLINK') {
+      for (const operand of rightOperands) {
+        if (operand.kind === 'supplied') context.findings.addSuppliedMisuse(operand.source, 'is also used in an expression through a subquery');
+      }
+    }
+    return;
+  }
   const node: Node = { SubLink: link };
   const operator = link.operName === undefined ? '=' : lastName(link.operName);
   const left = operandOf(testexpr, scope, context);

@@ -241,11 +241,17 @@ export function targetListOutputs(targets: readonly Node[] | undefined, scope: S
     }
     const origin = originOf(value, scope, context);
     // A bare reference passing a supplied column on is not a use: what reads the output is.
-    if (!(origin.kind === 'supplied' && 'ColumnRef' in stripCasts(value))) analyseExpression(value, scope, 'read', context);
+    if (!(origin.kind === 'supplied' && isPassedOn(value))) analyseExpression(value, scope, 'read', context);
     const shows = targetShows(value, scope, context);
     outputs.push({ name: target.name ?? figureName(value), origin, ...(shows === undefined ? {} : { shows }) });
   }
   return outputs;
+}
+
+/** `v.a`, `v.a::text`, `(SELECT a FROM v)`: the output is the column itself. */
+function isPassedOn(value: Node): boolean {
+  const inner = stripCasts(value);
+  return 'ColumnRef' in inner || ('SubLink' in inner && inner.SubLink.subLinkType === 'EXPR_SUBLINK');
 }
 
 function starColumns(fields: readonly Node[], scope: Scope): OutputColumn[] {

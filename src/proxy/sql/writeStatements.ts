@@ -51,7 +51,13 @@ export function analyseInsert(insert: InsertStmt, outer: Scope | undefined, cont
   } else if (source !== undefined) {
     const outputs = context.subquery(source, scope);
     outputs.forEach((output, index) => exposeWrite(columns[index]?.ref, output.shows?.column, nodeLocation(source), context));
-    outputs.forEach((_, index) => feedFromQuery(columns[index], columnAt(outputs, index), nodeLocation(source), context));
+    let positionKnown = true;
+    outputs.forEach((output, index) => {
+      if (output.origin.kind === 'unknown') positionKnown = false;
+      // After a run of columns nobody knows, which target column an output lands in is unknown too.
+      if (positionKnown) feedFromQuery(columns[index], columnAt(outputs, index), nodeLocation(source), context);
+      else feedFromQuery(undefined, output.origin, nodeLocation(source), context);
+    });
     columns.forEach((column, index) => {
       if (column?.protected !== true) return;
       const origin = columnAt(outputs, index);
