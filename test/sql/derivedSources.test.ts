@@ -51,6 +51,8 @@ const mapped: readonly Case[] = [
   { sql: 'SELECT * FROM customers WHERE (id, ssn) = (SELECT 1, $1)', params: [[1, SSN]] },
   { sql: 'SELECT * FROM customers WHERE ssn IN (SELECT * FROM unnest($1::text[]))', arrayParams: [[1, SSN]] },
   { sql: 'SELECT * FROM customers WHERE ssn = ANY($1::text[])', arrayParams: [[1, SSN]] },
+  { sql: 'UPDATE customers SET email = v.e FROM (VALUES ($1, $2)) v(ssn, e) JOIN customers c USING (ssn) WHERE customers.id = c.id', params: [[1, SSN], [2, EMAIL]] },
+  { sql: 'INSERT INTO customers (ssn) SELECT a FROM (VALUES ($1)) v(a) WHERE a IS NOT NULL', params: [[1, SSN]] },
   // MERGE … USING (VALUES …) / (SELECT $1 …), every arm
   {
     sql: 'MERGE INTO customers t USING (VALUES ($1, $2)) AS s(id, a) ON t.id = s.id WHEN MATCHED THEN UPDATE SET ssn = s.a WHEN NOT MATCHED THEN INSERT (id, ssn) VALUES (s.id, s.a)',

@@ -51,8 +51,9 @@ export function analyseExpression(node: Node | undefined, scope: Scope, mode: Ex
   forEachChild(node, (child) => analyseExpression(child, scope, mode, context));
 }
 
+/** IS [NOT] NULL answers the same on tokens: NULL stays NULL. */
 function isColumnLike(operand: Operand): boolean {
-  return operand.kind === 'protected' || operand.kind === 'derived' || operand.kind === 'column';
+  return operand.kind === 'protected' || operand.kind === 'derived' || operand.kind === 'column' || operand.kind === 'supplied';
 }
 
 /** In a predicate, a protected column (or data derived from one) here would be compared wrongly. */

@@ -17,7 +17,7 @@ import { forEachChild, lastName, nodeLocation, stringList, stripCasts } from './
 import { sameColumn } from './relationLookup.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
-import { misuseOrigin, suppliedOrigin, unnestColumns, valuesListOrigins } from './suppliedValues.js';
+import { feedSupplied, misuseOrigin, suppliedOrigin, unnestColumns, valuesListOrigins } from './suppliedValues.js';
 
 export function analyseSelect(select: SelectStmt, outer: Scope | undefined, context: AnalysisContext): OutputColumn[] {
   const scope = new Scope(outer);
@@ -219,6 +219,9 @@ function naturalJoinNames(left: readonly OutputColumn[], right: readonly OutputC
 /** USING (col): the two sides are compared; both protected (tokens) or neither. */
 function compareJoinColumns(left: ColumnOrigin | undefined, right: ColumnOrigin | undefined, context: AnalysisContext, position: number | undefined): void {
   if (left === undefined || right === undefined) return;
+  for (const [one, other] of [[left, right], [right, left]] as const) {
+    if (isProtectedOrigin(one) && other.kind === 'supplied') return feedSupplied(other.source, one.column, position, context);
+  }
   for (const side of [left, right]) misuseOrigin(side, 'is also compared by a join on USING or NATURAL', context);
   if (isProtectedOrigin(left) && isProtectedOrigin(right)) return context.findings.addComparison(left.column, right.column);
   for (const [one, other] of [[left, right], [right, left]] as const) {

@@ -71,14 +71,18 @@ describe('INSERT … SELECT from derived sources', () => {
     const [a, b, c] = [person(3), person(4), person(5)];
     await app.query('INSERT INTO customers (note, ssn) SELECT * FROM (VALUES ($1, $2), ($3, $4)) v(a, b)', ['values-from', a.ssn, 'values-from', b.ssn]);
     await app.query(`INSERT INTO customers (ssn, note) SELECT v.s, v.n FROM (VALUES ('${c.ssn}', 'values-from')) AS v(s, n)`);
-    await expectProtected('values-from', [{ ssn: a.ssn }, { ssn: b.ssn }, { ssn: c.ssn }]);
+    const d = person(22);
+    await app.query({ text: 'INSERT INTO customers (note, ssn, email) SELECT * FROM (VALUES ($1, $2, $3)) v', values: ['values-from', Buffer.from(d.ssn), Buffer.from(d.email)] });
+    await expectProtected('values-from', [{ ssn: a.ssn }, { ssn: b.ssn }, { ssn: c.ssn }, d]);
   });
 
   it('protects CTEs that pass parameters through', async () => {
     const [a, b] = [person(6), person(7)];
     await app.query('WITH v(a, b) AS (VALUES ($1, $2)) INSERT INTO customers (note, ssn) SELECT * FROM v', ['cte', a.ssn]);
     await app.query("WITH v AS (SELECT $1::text AS a, $2::text AS e) INSERT INTO customers (ssn, email, note) SELECT a, e, 'cte' FROM v", [b.ssn, b.email]);
-    await expectProtected('cte', [{ ssn: a.ssn }, b]);
+    const c = person(23);
+    await app.query({ text: "WITH v(s, e) AS (VALUES ($1, $2)), w AS (SELECT s, e FROM v) INSERT INTO customers (ssn, email, note) SELECT s, e, 'cte' FROM w", values: [Buffer.from(c.ssn), Buffer.from(c.email)] });
+    await expectProtected('cte', [{ ssn: a.ssn }, b, c]);
   });
 
   it('protects each element of unnest over array parameters, text and binary, WITH ORDINALITY', async () => {
@@ -114,6 +118,13 @@ describe('UPDATE … FROM (VALUES …) and MERGE … USING', () => {
     );
     expect(updated.rowCount).toBe(2);
     await expectProtected('bulk', [a, b]);
+    const [a2, b2] = [person(24), person(25)];
+    const binary = await app.query({
+      text: 'UPDATE customers c SET ssn = u.s, email = u.e FROM unnest($1::text[], $2::text[], $3::text[]) AS u(old, s, e) WHERE c.ssn = u.old',
+      values: [binaryTextArray([a.ssn, b.ssn]), binaryTextArray([a2.ssn, b2.ssn]), binaryTextArray([a2.email, b2.email])],
+    });
+    expect(binary.rowCount).toBe(2);
+    await expectProtected('bulk', [a2, b2]);
   });
 
   it('protects every MERGE arm over VALUES and over SELECT $n', async () => {
@@ -146,6 +157,9 @@ describe('derived sources that cannot be protected are refused', () => {
     expect(refused.message).not.toContain(secret);
     const bulk = await failure(() => app.query('UPDATE customers SET ssn = v.a, note = v.a FROM (VALUES ($1)) v(a) WHERE false', [secret]));
     expect(bulk.code).toBe('0A000');
+    const twoPolicies = await failure(() => app.query('INSERT INTO customers (ssn, email) SELECT a, a FROM (VALUES ($1)) v(a)', [secret]));
+    expect(twoPolicies.code).toBe('0A000');
+    expect(twoPolicies.message).toMatch(/different policies/);
     const stored = await direct.query('SELECT count(*)::int AS n FROM customers WHERE ssn = $1 OR note = $1', [secret]);
     expect(stored.rows[0].n).toBe(0);
   });
