@@ -113,6 +113,9 @@ const refused: readonly (readonly [sql: string, reason: string])[] = [
   ['INSERT INTO customers (ssn, note) SELECT a, b FROM (VALUES ($1)) v(a), LATERAL (SELECT lower(a) AS b) l', 'used in an expression'],
   ['INSERT INTO customers (ssn, note) SELECT a, note FROM (VALUES ($1)) v(a) JOIN customers c ON c.note = v.a', 'compared with something other than a protected column'],
   ['INSERT INTO customers (ssn) SELECT DISTINCT ON (a) a FROM (VALUES ($1)) v(a)', 'sort or grouping key'],
+  ['UPDATE customers SET ssn = v.a FROM (VALUES ($1, 1)) v(a, id) WHERE customers.id = v.id RETURNING v.a', 'result column'],
+  ['WITH v(a) AS (VALUES ($1)), w AS (INSERT INTO customers (ssn) SELECT a FROM v) SELECT a FROM v', 'result column'],
+  ['WITH v(a) AS (VALUES ($1)), w AS (INSERT INTO customers (ssn) SELECT a FROM v) SELECT a INTO copied FROM v', 'result column'],
   // computed values are not followed
   ['WITH v AS (SELECT upper($1) AS a) INSERT INTO customers (ssn) SELECT a FROM v', 'INSERT … SELECT'],
   ['INSERT INTO customers (ssn) SELECT * FROM (VALUES ($1), (lower($2))) v', 'INSERT … SELECT'],
