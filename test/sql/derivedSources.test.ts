@@ -116,6 +116,7 @@ const refused: readonly (readonly [sql: string, reason: string])[] = [
   ['UPDATE customers SET ssn = v.a FROM (VALUES ($1, 1)) v(a, id) WHERE customers.id = v.id RETURNING v.a', 'result column'],
   ['WITH v(a) AS (VALUES ($1)), w AS (INSERT INTO customers (ssn) SELECT a FROM v) SELECT a FROM v', 'result column'],
   ['WITH v(a) AS (VALUES ($1)), w AS (INSERT INTO customers (ssn) SELECT a FROM v) SELECT a INTO copied FROM v', 'result column'],
+  ["COPY (UPDATE customers SET ssn = v.a FROM (VALUES ('x')) v(a) RETURNING v.a) TO STDOUT", 'result column'],
   // computed values are not followed
   ['WITH v AS (SELECT upper($1) AS a) INSERT INTO customers (ssn) SELECT a FROM v', 'INSERT … SELECT'],
   ['INSERT INTO customers (ssn) SELECT * FROM (VALUES ($1), (lower($2))) v', 'INSERT … SELECT'],

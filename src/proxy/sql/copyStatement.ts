@@ -13,11 +13,14 @@ import { relationItem } from './queryAnalyser.js';
 import { stringList } from './parseTree.js';
 import type { CopyColumn, CopyFormat, CopyOptions, CopyShape } from './sqlAnalysisTypes.js';
 import { rejectColumn, rejectStatement } from './statementFindings.js';
+import { misuseResultColumns } from './suppliedValues.js';
 
 export function analyseCopy(copy: CopyStmt, context: AnalysisContext): void {
   if (copy.query !== undefined) {
     // No RowDescription names the columns of a COPY: even a bare column would go out unmasked.
-    exposeResultColumns(context.subquery(copy.query, new Scope(undefined)), 'copy', context);
+    const outputs = context.subquery(copy.query, new Scope(undefined));
+    exposeResultColumns(outputs, 'copy', context);
+    misuseResultColumns(outputs, context);
     return;
   }
   const relation = copy.relation;

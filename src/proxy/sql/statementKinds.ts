@@ -17,7 +17,7 @@ import { relationItem } from './queryAnalyser.js';
 import { checkSchemaChange } from './schemaChangeGuard.js';
 import { sessionEffectsOf } from './sessionEffects.js';
 import { rejectColumn, rejectStatement } from './statementFindings.js';
-import { misuseOrigin } from './suppliedValues.js';
+import { misuseResultColumns } from './suppliedValues.js';
 
 /** Utility statements that put no value into any column (names as in the parse tree). */
 const VALUE_FREE_STATEMENTS = new Set([
@@ -50,8 +50,7 @@ export function analyseStatement(node: Node | undefined, context: AnalysisContex
   checkSchemaChange(node, context);
   if ('SelectStmt' in node || 'InsertStmt' in node || 'UpdateStmt' in node || 'DeleteStmt' in node || 'MergeStmt' in node) {
     const outputs = context.subquery(node, new Scope(undefined));
-    // A result column passing client values on would hand back (or store) tokens in their place.
-    for (const output of outputs) misuseOrigin(output.origin, 'is also a result column of the statement', context);
+    misuseResultColumns(outputs, context);
     const into = 'SelectStmt' in node && node.SelectStmt.intoClause !== undefined;
     if (into || use === 'new table') exposeResultColumns(outputs, 'new table', context);
     else if (use === 'client') exposeResultColumns(outputs, 'client', context);

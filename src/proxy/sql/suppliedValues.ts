@@ -120,6 +120,11 @@ export function feedSupplied(source: SuppliedColumn, column: ColumnRef, position
   }
 }
 
+/** A statement's result columns (to the client, a new table or COPY): tokens there would replace the client's values. */
+export function misuseResultColumns(outputs: readonly OutputColumn[], context: AnalysisContext): void {
+  for (const output of outputs) misuseOrigin(output.origin, 'is also a result column of the statement', context);
+}
+
 /** Records that a supplied column reaches something that must not see a token (no-op for other origins). */
 export function misuseOrigin(origin: ColumnOrigin | undefined, reason: string, context: AnalysisContext): void {
   if (origin?.kind === 'supplied') context.findings.addSuppliedMisuse(origin.source, reason);
