@@ -128,6 +128,9 @@ const refused: readonly (readonly [sql: string, reason: string])[] = [
   ["INSERT INTO customers (ssn) SELECT * FROM unnest('{a,b}'::text[])", 'array constant'],
   // constants of one derived column into two protected columns
   ["INSERT INTO customers (ssn, email) SELECT a, a FROM (VALUES ('x')) v(a)", 'also feed protected column public.customers.email'],
+  // SQL-level PREPARE: EXECUTE arguments cannot be protected, arrays included
+  ['PREPARE p AS INSERT INTO customers (ssn) SELECT * FROM unnest($1::text[])', 'PREPARE parameter $1'],
+  ['PREPARE p AS INSERT INTO customers (id, ssn) SELECT * FROM (VALUES ($1, $2)) v', 'PREPARE parameter $2'],
   // an array parameter is not also a scalar
   ['INSERT INTO customers (ssn, email) SELECT u, $1 FROM unnest($1::text[]) u', 'both as one value and as an array'],
 ];
