@@ -124,8 +124,6 @@ const refused: readonly (readonly [sql: string, reason: string])[] = [
   ['INSERT INTO customers (ssn) SELECT * FROM unnest($1)', 'INSERT … SELECT'],
   ['INSERT INTO customers (ssn) SELECT * FROM unnest($1::mytype[])', 'INSERT … SELECT'],
   ['INSERT INTO customers (ssn) SELECT * FROM generate_series(1, 3)', 'INSERT … SELECT'],
-  // array constants cannot be spliced element by element
-  ["INSERT INTO customers (ssn) SELECT * FROM unnest('{a,b}'::text[])", 'array constant'],
   // constants of one derived column into two protected columns
   ["INSERT INTO customers (ssn, email) SELECT a, a FROM (VALUES ('x')) v(a)", 'also feed protected column public.customers.email'],
   // SQL-level PREPARE: EXECUTE arguments cannot be protected, arrays included
@@ -142,6 +140,14 @@ describe('derived sources that cannot be protected', () => {
     expect(rejection?.sqlState).toBe('0A000');
     expect(rejection?.message).toContain(reason);
     expect(rejection?.message).toMatch(/protected column public\.customers\.(ssn|email)/);
+  });
+
+  it('marks an array constant under unnest for element-by-element protection', () => {
+    const sql = "INSERT INTO customers (ssn, id) SELECT * FROM unnest('{a,\"b c\"}'::text[], '{1,2}'::int[])";
+    const statement = analyseOne(sql);
+    expect(statement.rejection).toBeUndefined();
+    expect(describeLiterals(sql, statement)).toEqual([["'{a,\"b c\"}'", '{a,"b c"}', SSN]]);
+    expect(statement.literals[0]?.array).toBe(true);
   });
 
   it('names no value in a refusal', () => {

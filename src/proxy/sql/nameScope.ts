@@ -24,8 +24,8 @@ export type SuppliedValue =
   | { readonly kind: 'literal'; readonly constant: A_Const }
   /** `unnest($n::type[])`: each element of the array parameter. */
   | { readonly kind: 'arrayParam'; readonly param: number }
-  /** `unnest('{a,b}'::text[])`: a constant whose elements pgveil cannot splice one by one. */
-  | { readonly kind: 'arrayConstant'; readonly position: number | undefined };
+  /** `unnest('{a,b}'::text[])`: an array constant, each element protected and the array re-written. */
+  | { readonly kind: 'arrayConstant'; readonly constant: A_Const };
 
 /**
  * A column of a derived source that only passes client values through. Its identity (the object)

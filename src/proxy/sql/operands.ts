@@ -66,7 +66,7 @@ export function operandOf(node: Node, scope: Scope, context: AnalysisContext): O
 }
 
 /** Records a constant as feeding `column`: its exact byte range and decoded value. */
-export function recordLiteral(constant: A_Const, column: ColumnRef, context: AnalysisContext): void {
+export function recordLiteral(constant: A_Const, column: ColumnRef, context: AnalysisContext, array = false): void {
   const decoded = constantValue(constant);
   const start = constant.location ?? 0;
   if (decoded.kind === 'null') return;
@@ -78,7 +78,7 @@ export function recordLiteral(constant: A_Const, column: ColumnRef, context: Ana
     if (!(error instanceof SqlSyntaxError)) throw error;
   }
   if (end === undefined) rejectColumn(column, 'pgveil cannot locate the constant in the text', start);
-  context.findings.addLiteral({ start, end, value: decoded.value, column });
+  context.findings.addLiteral({ start, end, value: decoded.value, column, ...(array ? { array: true } : {}) });
 }
 
 /** A short name for an expression in rejection messages. */

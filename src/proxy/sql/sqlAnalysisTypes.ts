@@ -112,6 +112,8 @@ export interface LiteralTarget {
   /** The value as PostgreSQL would read it: escapes decoded, numbers in canonical form. */
   readonly value: string;
   readonly column: ColumnRef;
+  /** The constant is an array's text (`unnest('{a,b}'::text[])`): protect each element, splice the array. */
+  readonly array?: true;
 }
 
 /** Two protected columns compared with each other (a join on tokens): equal only under one policy. */

@@ -61,7 +61,7 @@ function unnestArgument(node: Node): SuppliedValue[] | undefined {
     const inner = node.TypeCast.arg;
     if (isArray && scalar && SCALAR_TYPES.has(names[names.length - 1] ?? '')) {
       if ('ParamRef' in inner) return [{ kind: 'arrayParam', param: inner.ParamRef.number ?? 0 }];
-      if ('A_Const' in inner) return inner.A_Const.isnull === true ? [] : [{ kind: 'arrayConstant', position: inner.A_Const.location }];
+      if ('A_Const' in inner) return inner.A_Const.isnull === true ? [] : [{ kind: 'arrayConstant', constant: inner.A_Const }];
     }
     return 'A_ArrayExpr' in inner ? unnestArgument(inner) : undefined;
   }
@@ -115,7 +115,8 @@ export function feedSupplied(source: SuppliedColumn, column: ColumnRef, position
       case 'literal': recordLiteral(value.constant, column, context); break;
       case 'arrayParam': context.findings.addArrayParam(value.param, column); break;
       case 'arrayConstant':
-        rejectColumn(column, 'an array constant cannot be protected element by element; use ARRAY[…] or an array parameter', value.position);
+        if (value.constant.sval === undefined) rejectColumn(column, 'only a quoted array constant can be protected element by element', value.constant.location);
+        recordLiteral(value.constant, column, context, true);
     }
   }
 }

@@ -104,7 +104,9 @@ describe('INSERT … SELECT from derived sources', () => {
   it('protects ARRAY[…] constants under unnest', async () => {
     const [a, b] = [person(11), person(12)];
     await app.query(`INSERT INTO customers (ssn, note) SELECT s, 'array-constant' FROM unnest(ARRAY['${a.ssn}', '${b.ssn}']) s`);
-    await expectProtected('array-constant', [{ ssn: a.ssn }, { ssn: b.ssn }]);
+    const [c, d] = [person(26), person(27)];
+    await app.query(`INSERT INTO customers (ssn, email, note) SELECT *, 'array-constant' FROM unnest('{${c.ssn},"${d.ssn}"}'::text[], '{${c.email},NULL}'::text[])`);
+    await expectProtected('array-constant', [{ ssn: a.ssn }, { ssn: b.ssn }, { ssn: c.ssn, email: c.email }, { ssn: d.ssn }]);
   });
 });
 
@@ -172,8 +174,11 @@ describe('derived sources that cannot be protected are refused', () => {
     expect(notArray.message).toMatch(/not a one-dimensional array/);
     const nested = await failure(() => app.query({ text: 'INSERT INTO customers (ssn) SELECT * FROM unnest($1::text[])', values: [Buffer.from('123-45-6789')] }));
     expect(nested.message).toMatch(/not a one-dimensional array/);
-    const constant = await failure(() => app.query("INSERT INTO customers (ssn) SELECT * FROM unnest('{123-45-6789}'::text[])"));
+    const constant = await failure(() => app.query("INSERT INTO customers (ssn) SELECT * FROM unnest('{123-45-6789}'::text[]) WHERE unnest <> ''"));
     expect(constant.code).toBe('0A000');
+    const twoDimensions = await failure(() => app.query("INSERT INTO customers (ssn) SELECT * FROM unnest('{{123-45-6789}}'::text[])"));
+    expect(twoDimensions.code).toBe('22P02');
+    expect(twoDimensions.message).not.toContain('123-45-6789');
     const stored = await direct.query("SELECT count(*)::int AS n FROM customers WHERE ssn IN ('ABC', '123-45-6789')");
     expect(stored.rows[0].n).toBe(0);
   });

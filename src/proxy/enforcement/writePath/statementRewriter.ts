@@ -8,13 +8,14 @@ import { createHash } from 'node:crypto';
 import type { ColumnPolicy } from '../../../policy/index.js';
 import type { Engine } from '../../../engine/index.js';
 import {
-  spliceLiterals, type ColumnRef, type LiteralReplacement, type SqlAnalysis, type SqlAnalysisCache,
+  spliceLiterals, type ColumnRef, type LiteralReplacement, type LiteralTarget, type SqlAnalysis, type SqlAnalysisCache,
 } from '../../sql/index.js';
 import { columnName } from '../../sql/relationLookup.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { copyStreamOf, type CopyStream } from './copyTargets.js';
 import { maskedColumnRefusal } from './maskedColumnGuard.js';
-import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
+import { PolicyRefusal, unsupportedRefusal, valueRefusal } from '../policyRefusal.js';
+import { formatTextArray, parseTextArray } from '../valueCodecs/arrayCodecs.js';
 import type { ReadActions } from '../readPath/resultPlan.js';
 import type { SessionRelations } from '../catalog/sessionRelations.js';
 import { ProtectionBatch } from './valueProtector.js';
@@ -77,6 +78,24 @@ function policyFor(policies: ColumnPolicies, column: ColumnRef): ColumnPolicy {
   const policy = policies.policyOfColumn(column);
   if (policy === undefined) throw unsupportedRefusal(`pgveil refused the statement: no policy found for protected column ${columnName(column)}`);
   return policy;
+}
+
+/** An array constant (`unnest('{a,b}'::text[])`): each element protected, the array spliced back whole. */
+function protectArrayConstant(
+  literal: LiteralTarget, policy: ColumnPolicy, type: number, style: DateStyle, batch: ProtectionBatch, replacements: LiteralReplacement[],
+): void {
+  const elements = parseTextArray(literal.value);
+  if (elements === undefined) throw valueRefusal(policy, 'an array constant feeding it is not a one-dimensional array');
+  const out = [...elements];
+  const replacement = { start: literal.start, end: literal.end, value: literal.value };
+  let pending = elements.filter((element) => element !== null).length;
+  elements.forEach((element, index) => {
+    if (element === null) return;
+    batch.add(policy, normaliseText(type, element, style), (protectedText) => {
+      out[index] = protectedText;
+      if (--pending === 0) replacements.push({ ...replacement, value: formatTextArray(out) });
+    });
+  });
 }
 
 function columnType(policies: ColumnPolicies, column: ColumnRef): number {
@@ -150,6 +169,10 @@ export async function rewriteStatement(sql: string, analysis: SqlAnalysis, conte
   for (const statement of analysis.statements) {
     for (const literal of statement.literals) {
       const policy = policyFor(policies, literal.column);
+      if (literal.array === true) {
+        protectArrayConstant(literal, policy, columnType(policies, literal.column), context.dateStyle, batch, replacements);
+        continue;
+      }
       batch.add(policy, normaliseText(columnType(policies, literal.column), literal.value, context.dateStyle), (value) => replacements.push({ start: literal.start, end: literal.end, value }));
     }
   }
