@@ -129,6 +129,7 @@ const refused: readonly (readonly [sql: string, reason: string])[] = [
   // SQL-level PREPARE: EXECUTE arguments cannot be protected, arrays included
   ['PREPARE p AS INSERT INTO customers (ssn) SELECT * FROM unnest($1::text[])', 'PREPARE parameter $1'],
   ['PREPARE p AS INSERT INTO customers (id, ssn) SELECT * FROM (VALUES ($1, $2)) v', 'PREPARE parameter $2'],
+  ["INSERT INTO customers (ssn, email) SELECT u, u FROM unnest('{a}'::text[]) u", 'also feed protected column public.customers.email'],
   // an array parameter is not also a scalar
   ['INSERT INTO customers (ssn, email) SELECT u, $1 FROM unnest($1::text[]) u', 'both as one value and as an array'],
 ];

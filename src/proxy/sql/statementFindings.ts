@@ -109,7 +109,7 @@ export class StatementFindings {
         rejectColumn(first.column, `the derived column (VALUES, WITH, subquery or unnest) whose values it receives ${misuse}, where its tokens must not go; write the value to each column separately`, first.position);
       }
       const other = feeds.find((feed) => !sameColumn(feed.column, first.column));
-      if (other !== undefined && source.values.some((value) => value.kind === 'literal')) {
+      if (other !== undefined && source.values.some((value) => value.kind === 'literal' || value.kind === 'arrayConstant')) {
         rejectColumn(first.column, `the constants of the derived column whose values it receives also feed protected column ${columnName(other.column)}; use parameters`, other.position);
       }
     }
