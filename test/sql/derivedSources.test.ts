@@ -151,6 +151,13 @@ describe('derived sources that cannot be protected', () => {
     expect(statement.literals[0]?.array).toBe(true);
   });
 
+  it('follows a VALUES list of 200 000 rows', () => {
+    const rows = Array.from({ length: 200_000 }, (_, i) => `($${(i % 100) + 1})`).join(', ');
+    const statement = analyseOne(`INSERT INTO customers (ssn) SELECT * FROM (VALUES ${rows}) v`);
+    expect(statement.rejection).toBeUndefined();
+    expect(statement.params).toHaveLength(100);
+  });
+
   it('names no value in a refusal', () => {
     const { rejection } = analyse("INSERT INTO customers (ssn, note) SELECT a, a FROM (VALUES ('123-45-6789')) v(a)");
     expect(rejection?.message).not.toContain('123-45-6789');

@@ -33,7 +33,9 @@ export function suppliedOrigin(node: Node): ColumnOrigin | undefined {
 
 /** The origin of each column of a VALUES list: supplied when every row holds a value there. */
 export function valuesListOrigins(rows: readonly (readonly Node[])[]): ColumnOrigin[] {
-  const width = Math.max(0, ...rows.map((row) => row.length));
+  // A loop, not Math.max(...rows): a VALUES list may have more rows than a call takes arguments.
+  let width = 0;
+  for (const row of rows) width = Math.max(width, row.length);
   return Array.from({ length: width }, (_, index): ColumnOrigin => {
     const values: SuppliedValue[] = [];
     for (const row of rows) {
