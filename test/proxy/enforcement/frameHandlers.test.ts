@@ -238,3 +238,262 @@ describe('RowDescription and DataRow frames', () => {
     expect(seen['analyst']).toEqual([stored, 'n']);
   });
 });
+
+/** Every frame a backend message turns into (held rows flushed later count where they come out). */
+async function backAll(s: FakeSession, messages: Buffer[]): Promise<Buffer[]> {
+  const sent: Buffer[] = [];
+  for (const message of messages) {
+    const verdict = await back(s, message);
+    sent.push(verdict ?? message);
+  }
+  return framesOf(Buffer.concat(sent));
+}
+
+const PARSE_COMPLETE = frame('1', Buffer.alloc(0));
+const BIND_COMPLETE = frame('2', Buffer.alloc(0));
+const CLOSE_COMPLETE = frame('3', Buffer.alloc(0));
+const NO_DATA = frame('n', Buffer.alloc(0));
+const COPY_DONE = frame('c', Buffer.alloc(0));
+
+function readyForQuery(status: 'I' | 'T' | 'E' = 'I'): Buffer {
+  return frame('Z', Buffer.from(status));
+}
+
+function commandComplete(tag: string): Buffer {
+  return frame('C', Buffer.from(`${tag}\0`));
+}
+
+/** CopyInResponse ('G') or CopyOutResponse ('H') of `columns` text-format columns. */
+function copyResponse(type: 'G' | 'H', columns: number): Buffer {
+  const body = Buffer.alloc(3 + 2 * columns);
+  body.writeInt16BE(columns, 1);
+  return frame(type, body);
+}
+
+function copyDataOf(text: string): Buffer {
+  return frame('d', Buffer.from(text, 'utf8'));
+}
+
+/** The bodies of the CopyData frames among `frames`, joined. */
+function copyText(frames: Buffer[]): string {
+  return frames.filter((message) => message[0] === 0x64).map((message) => message.toString('utf8', 5)).join('');
+}
+
+async function storedSsn(value: string): Promise<string> {
+  return (await engine.protect('ssn', [value], { method: 'fpe', scope: 's' })).result[0] as string;
+}
+
+describe('COPY FROM STDIN frames', () => {
+  it('protect the protected field of rows split across CopyData messages, and pass the other fields', async () => {
+    const s = session(['app']);
+    expect(await front(s, serialize.query('COPY customers (id, ssn, note) FROM STDIN'))).toBeUndefined();
+    await back(s, copyResponse('G', 3));
+    const forwarded: Buffer[] = [];
+    for (const part of ['1\t123-4', '5-6789\tfirst\n2\t987-65-', '4321\tsecond\n']) {
+      const verdict = await front(s, copyDataOf(part));
+      forwarded.push(verdict ?? copyDataOf(part));
+    }
+    const done = await front(s, serialize.copyDone());
+    forwarded.push(done ?? serialize.copyDone());
+    const frames = framesOf(Buffer.concat(forwarded));
+    expect(frames.at(-1)?.[0]).toBe(0x63); // CopyDone still ends the stream
+    const text = copyText(frames);
+    expect(text).not.toContain('123-45-6789');
+    expect(text).not.toContain('987-65-4321');
+    const rows = text.split('\n').filter((row) => row !== '');
+    expect(rows).toHaveLength(2);
+    expect(rows.map((row) => row.split('\t'))).toEqual([
+      ['1', await storedSsn('123-45-6789'), 'first'],
+      ['2', await storedSsn('987-65-4321'), 'second'],
+    ]);
+  });
+
+  it('fail the COPY upstream with CopyFail when a row is refused, drop the rest, and answer with pgveil’s error', async () => {
+    const s = session(['app']);
+    await front(s, serialize.query('COPY customers (id, ssn) FROM STDIN'));
+    await back(s, copyResponse('G', 2));
+    const refused = await front(s, copyDataOf(`1\t${'1'.repeat(5000)}\n`));
+    expect(refused?.[0]).toBe(0x66); // CopyFail
+    expect((refused as Buffer).toString('utf8')).not.toContain('11111');
+    expect(await front(s, copyDataOf('2\t123-45-6789\n'))).toHaveLength(0);
+    expect(await front(s, serialize.copyDone())).toHaveLength(0);
+    const answer = await back(s, errorResponse('57014'));
+    expect(sqlStateOf([answer as Buffer])).toBe('54000');
+    expect(await back(s, readyForQuery())).toBeUndefined();
+  });
+
+  it('fail a COPY pgveil did not see coming: its data never reaches the server', async () => {
+    const s = session(['app']);
+    // A function may run COPY FROM STDIN: the Query itself names no COPY.
+    await front(s, serialize.query('SELECT 1'));
+    await back(s, copyResponse('G', 2));
+    const verdict = await front(s, copyDataOf('1\t123-45-6789\n'));
+    expect(verdict?.[0]).toBe(0x66);
+    expect((verdict as Buffer).toString('utf8')).not.toContain('123-45-6789');
+    const answer = await back(s, errorResponse('57014'));
+    expect(sqlStateOf([answer as Buffer])).toBe('0A000');
+  });
+
+  it('drop CopyData no COPY will take', async () => {
+    const s = session(['app']);
+    expect(await front(s, copyDataOf('1\t123-45-6789\n'))).toHaveLength(0);
+    expect(await front(s, serialize.copyFail('client gave up'))).toHaveLength(0);
+  });
+
+  it('forward a CopyFail of the client to the COPY it ends', async () => {
+    const s = session(['app']);
+    await front(s, serialize.query('COPY customers (id, ssn) FROM STDIN'));
+    await back(s, copyResponse('G', 2));
+    expect(await front(s, serialize.copyFail('client gave up'))).toBeUndefined();
+    const answer = await back(s, errorResponse('57014'));
+    expect(sqlStateOf([answer ?? errorResponse('57014')])).toBe('57014');
+  });
+});
+
+describe('COPY TO STDOUT frames', () => {
+  it('reveal the protected field of each row to a plaintext role, and keep it stored for a role that sees tokens', async () => {
+    const stored = await storedSsn('123-45-6789');
+    const texts: Record<string, string> = {};
+    for (const role of ['app', 'analyst']) {
+      const s = session([role]);
+      await front(s, serialize.query('COPY customers (id, ssn, note) TO STDOUT'));
+      const frames = await backAll(s, [copyResponse('H', 3), copyDataOf(`1\t${stored}\tn\n`), COPY_DONE, commandComplete('COPY 1')]);
+      expect(frames.map((message) => String.fromCharCode(message[0] as number)).join('')).toBe('HdcC');
+      texts[role] = copyText(frames);
+    }
+    expect(texts['app']).toBe('1\t123-45-6789\tn\n');
+    expect(texts['analyst']).toBe(`1\t${stored}\tn\n`);
+  });
+});
+
+describe('FunctionCall frames', () => {
+  it('are replaced by a call that fails upstream, whose error becomes pgveil’s 0A000 naming SELECT', async () => {
+    const s = session(['app']);
+    const call = frame('F', Buffer.from([0, 0, 0x04, 0x00, 0, 0, 0, 1, 0, 0, 0, 3, 0x31, 0x32, 0x33, 0, 0]));
+    const verdict = await front(s, call);
+    expect(verdict?.[0]).toBe(0x46);
+    expect(verdict?.equals(call)).toBe(false);
+    expect((verdict as Buffer).readInt32BE(5)).toBe(0); // no function has OID 0
+    const answer = await back(s, errorResponse('42883'));
+    expect(sqlStateOf([answer as Buffer])).toBe('0A000');
+    expect((answer as Buffer).toString('utf8')).toContain('SELECT');
+    expect(await back(s, readyForQuery())).toBeUndefined();
+  });
+});
+
+describe('Close frames', () => {
+  it('forget a statement once the server confirmed the Close: a later Bind of it is refused with 26000', async () => {
+    const s = session(['app']);
+    await front(s, serialize.parse({ name: 'ins', text: 'INSERT INTO customers (ssn) VALUES ($1)', types: [] }));
+    await backAll(s, [PARSE_COMPLETE]);
+    expect(await front(s, serialize.close({ type: 'S', name: 'ins' }))).toBeUndefined();
+    await front(s, serialize.sync());
+    await backAll(s, [CLOSE_COMPLETE, readyForQuery()]);
+    const bound = await front(s, serialize.bind({ statement: 'ins', values: ['123-45-6789'] }));
+    expect((bound as Buffer).toString('utf8')).not.toContain('123-45-6789');
+    const answer = await back(s, errorResponse('26000'));
+    expect(sqlStateOf([answer as Buffer])).toBe('26000');
+  });
+
+  it('that failed leave the statement in place: a later Bind of it is still protected', async () => {
+    const s = session(['app']);
+    await front(s, serialize.parse({ name: 'ins', text: 'INSERT INTO customers (ssn) VALUES ($1)', types: [] }));
+    await front(s, serialize.sync());
+    await backAll(s, [PARSE_COMPLETE, readyForQuery()]);
+    await front(s, serialize.describe({ type: 'S', name: 'missing' }));
+    await front(s, serialize.close({ type: 'S', name: 'ins' }));
+    await front(s, serialize.sync());
+    await backAll(s, [errorResponse('26000'), readyForQuery()]);
+    const bound = await front(s, serialize.bind({ statement: 'ins', values: ['123-45-6789'] }));
+    expect(bound?.[0]).toBe(0x42);
+    const text = (bound as Buffer).toString('utf8');
+    expect(text).not.toContain('123-45-6789');
+    expect(text).toContain(await storedSsn('123-45-6789'));
+  });
+});
+
+describe('Describe portal frames', () => {
+  it('plan the portal’s rows from the RowDescription they answer', async () => {
+    const stored = await storedSsn('123-45-6789');
+    const s = session(['app']);
+    await front(s, serialize.parse({ text: 'SELECT ssn, note FROM customers', types: [] }));
+    await front(s, serialize.bind({}));
+    expect(await front(s, serialize.describe({ type: 'P' }))).toBeUndefined();
+    expect(await front(s, serialize.execute({}))).toBeUndefined(); // described: no Describe of pgveil's own
+    await front(s, serialize.sync());
+    const frames = await backAll(s, [
+      PARSE_COMPLETE, BIND_COMPLETE,
+      rowDescription([{ name: 'ssn', tableOid: CUSTOMERS_OID, attnum: 2, typeOid: TEXT }, { name: 'note', tableOid: CUSTOMERS_OID, attnum: 3, typeOid: TEXT }]),
+      dataRow([stored, 'n']), commandComplete('SELECT 1'), readyForQuery(),
+    ]);
+    expect(frames.map((message) => String.fromCharCode(message[0] as number)).join('')).toBe('12TDCZ');
+    expect(dataRowValues(frames[3] as Buffer)).toEqual(['123-45-6789', 'n']);
+  });
+
+  it('are sent by pgveil before an Execute of an undescribed portal, and their reply is dropped', async () => {
+    const stored = await storedSsn('123-45-6789');
+    const s = session(['app']);
+    await front(s, serialize.parse({ text: 'SELECT ssn FROM customers', types: [] }));
+    await front(s, serialize.bind({}));
+    const execute = serialize.execute({});
+    const sent = await front(s, execute);
+    const frontFrames = framesOf(sent as Buffer);
+    expect(frontFrames.map((message) => String.fromCharCode(message[0] as number)).join('')).toBe('DE');
+    expect(frontFrames[0]?.equals(serialize.describe({ type: 'P' }))).toBe(true);
+    await front(s, serialize.sync());
+    const frames = await backAll(s, [
+      PARSE_COMPLETE, BIND_COMPLETE, rowDescription([{ name: 'ssn', tableOid: CUSTOMERS_OID, attnum: 2, typeOid: TEXT }]),
+      dataRow([stored]), commandComplete('SELECT 1'), readyForQuery(),
+    ]);
+    expect(frames.map((message) => String.fromCharCode(message[0] as number)).join('')).toBe('12DCZ');
+    expect(dataRowValues(frames[2] as Buffer)).toEqual(['123-45-6789']);
+  });
+
+  it('answered by NoData leave the rows of a later result alone', async () => {
+    const s = session(['app']);
+    await front(s, serialize.parse({ text: "INSERT INTO customers (note) VALUES ('x')", types: [] }));
+    await front(s, serialize.bind({}));
+    await front(s, serialize.describe({ type: 'P' }));
+    await front(s, serialize.execute({}));
+    await front(s, serialize.sync());
+    const frames = await backAll(s, [PARSE_COMPLETE, BIND_COMPLETE, NO_DATA, commandComplete('INSERT 0 1'), readyForQuery()]);
+    expect(frames.map((message) => String.fromCharCode(message[0] as number)).join('')).toBe('12nCZ');
+  });
+});
+
+describe('ErrorResponse frames and the pipeline after a refusal', () => {
+  it('replace the error of a refused Parse, and drop the pipeline until Sync', async () => {
+    const s = session(['app']);
+    const parse = await front(s, serialize.parse({ name: 'big', text: `INSERT INTO customers (ssn) VALUES ('${'1'.repeat(5000)}')`, types: [] }));
+    expect(parse?.[0]).toBe(0x50);
+    expect((parse as Buffer).toString('utf8')).not.toContain('11111');
+    for (const message of [serialize.bind({ statement: 'big' }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.close({ type: 'S', name: 'big' })]) {
+      expect(await front(s, message)).toHaveLength(0);
+    }
+    expect(await front(s, serialize.sync())).toBeUndefined();
+    const answer = await back(s, errorResponse('42601'));
+    expect(sqlStateOf([answer as Buffer])).toBe('54000');
+    expect(await back(s, readyForQuery())).toBeUndefined();
+    // After the Sync, messages are handled again.
+    expect(await front(s, serialize.query("INSERT INTO customers (note) VALUES ('x')"))).toBeUndefined();
+  });
+
+  it('pass the server’s own errors unchanged', async () => {
+    const s = session(['app']);
+    await front(s, serialize.query('SELECT missing FROM customers'));
+    const error = errorResponse('42703');
+    expect(await back(s, error)).toBeUndefined();
+  });
+
+  it('after an error the server skips to Sync: the refusal of a later message in the batch is not used for another error', async () => {
+    const s = session(['app']);
+    await front(s, serialize.parse({ text: 'SELECT missing FROM customers', types: [] }));
+    await front(s, serialize.bind({ statement: 'never-parsed' })); // refused: its error would be 26000
+    await front(s, serialize.sync());
+    expect(await back(s, errorResponse('42703'))).toBeUndefined();
+    expect(await back(s, readyForQuery())).toBeUndefined();
+    // The next batch's error is the server's own again.
+    await front(s, serialize.query('SELECT missing FROM customers'));
+    expect(await back(s, errorResponse('42703'))).toBeUndefined();
+  });
+});
