@@ -2,7 +2,7 @@
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DROP, type RunningProxy, type SessionHooks } from '../../src/proxy/index.js';
-import { errorResponse } from '../../src/proxy/protocol/backendMessages.js';
+import { errorResponse } from '../../src/proxy/protocol/messages.js';
 import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
 import { ProtocolState } from '../../src/proxy/session/protocolState.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';

@@ -14,9 +14,7 @@ import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply, type PortalInfo } from './replyQueue.js';
 import { namesTableColumns, planResult, type ResultPlan } from './readPath/resultPlan.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
-import {
-  commandTag, readParameterDescription, readParameterStatus, readRowDescription, type FieldDescription,
-} from '../protocol/wireMessages.js';
+import { commandTag, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
 
 const BATCH_ROWS = 2048;
 const FIRST_NORMAL_OID = 16384;
@@ -281,7 +279,7 @@ export class BackendPolicy {
 
   private readyForQuery(frame: Buffer): MessageVerdict {
     const state = this.state;
-    const status = String.fromCharCode(frame[5] ?? 0x49);
+    const status = readyForQueryStatus(frame);
     state.queue.shiftWhile((reply) => reply.kind !== 'sync' && reply.kind !== 'query' && reply.kind !== 'function', (reply) => settleUnanswered(reply, 'skipped'));
     const answered = state.queue.shift();
     if (answered?.kind === 'query') {

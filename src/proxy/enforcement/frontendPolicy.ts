@@ -17,10 +17,8 @@ import type { PortalInfo, SettleChanges, StatementInfo } from './replyQueue.js';
 import { preparedPathRefusal } from './writePath/preparedStatementPath.js';
 import { statementRuleRefusal } from './statementRuleGuard.js';
 import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './writePath/statementRewriter.js';
-import {
-  bindMessage, copyData, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage,
-  queryMessage, readBind, readExecutePortal, readParse, readTarget,
-} from '../protocol/wireMessages.js';
+import { copyData, readBind, readExecutePortal, readParse, readQuery, readTarget } from '../protocol/messageReaders.js';
+import { bindMessage, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage, queryMessage } from '../protocol/messages.js';
 
 /** Fails at parse time in any session state; its syntax error is replaced by pgveil's message. */
 const FAILING_SQL = 'pgveil refused this statement';
@@ -115,7 +113,7 @@ export class FrontendPolicy {
 
   private async query(frame: Buffer): Promise<MessageVerdict> {
     const state = this.state;
-    const sql = frame.toString('utf8', 5, frame.length - 1);
+    const sql = readQuery(frame);
     const searchPath = state.searchPath;
     const domain = searchPath.queryDomain();
     const batch = ++state.batch;

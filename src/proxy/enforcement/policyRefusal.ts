@@ -2,7 +2,7 @@
  * A statement, Bind or COPY row pgveil will not forward, with the SQLSTATE and message the client
  * gets. Messages name the column and the reason, never a value.
  */
-import { errorResponse } from '../protocol/backendMessages.js';
+import { errorResponse } from '../protocol/messages.js';
 import { formatColumnName, type ColumnPolicy } from '../../policy/index.js';
 
 export const UNSUPPORTED = '0A000';

@@ -10,7 +10,7 @@ import type { ChangeOutcome } from './writePath/confirmedNames.js';
 import type { CopyStream } from './writePath/copyTargets.js';
 import type { PendingEffects } from './catalog/sessionSearchPath.js';
 import type { ParamPlan } from './writePath/statementRewriter.js';
-import type { FieldDescription } from '../protocol/wireMessages.js';
+import type { FieldDescription } from '../protocol/messageReaders.js';
 
 export interface StatementInfo {
   readonly params: ReadonlyMap<number, ParamPlan>;

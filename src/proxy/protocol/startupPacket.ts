@@ -1,5 +1,5 @@
 /** Decodes the untyped first packet a client sends: StartupMessage, SSLRequest, GSSENCRequest or CancelRequest. */
-import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, SSL_REQUEST_CODE } from './frontendMessages.js';
+import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, SSL_REQUEST_CODE } from './messages.js';
 
 export type StartupPacket =
   | { kind: 'ssl' }

@@ -6,7 +6,7 @@
 import type { Duplex } from 'node:stream';
 import { auditedAccountName, NO_AUDIT, type AuditLog } from '../../audit/index.js';
 import { AuthError, type AccountAuthenticator, type AuthenticatedAccount } from '../../auth/index.js';
-import { authenticationCleartextPassword } from '../protocol/backendMessages.js';
+import { authenticationCleartextPassword } from '../protocol/messages.js';
 import { ConnectionClosed, type HandshakeReader } from '../protocol/handshakeReader.js';
 import { ProtocolViolation } from '../protocol/startupPacket.js';
 import { SessionFatal } from './sessionFatal.js';

@@ -9,7 +9,7 @@ import type tls from 'node:tls';
 import type { Logger } from 'pino';
 import {
   authenticationOk, backendKeyData, errorResponse, negotiateProtocolVersion, type ErrorFields,
-} from '../protocol/backendMessages.js';
+} from '../protocol/messages.js';
 import { ConnectionClosed } from '../protocol/handshakeReader.js';
 import { ProtocolViolation } from '../protocol/startupPacket.js';
 import { mapDatabase, type ProxyOptions } from '../proxyOptions.js';

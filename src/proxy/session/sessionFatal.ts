@@ -1,5 +1,5 @@
 /** A reason to end a session with a FATAL ErrorResponse, as PostgreSQL would, before closing. */
-import type { ErrorFields } from '../protocol/backendMessages.js';
+import type { ErrorFields } from '../protocol/messages.js';
 
 export class SessionFatal extends Error {
   override readonly name = 'SessionFatal';

@@ -6,12 +6,12 @@
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WarningThrottle } from './warningThrottle.js';
-import { errorResponse, type ErrorFields } from '../protocol/backendMessages.js';
-import { terminate } from '../protocol/frontendMessages.js';
+import { errorResponse, terminate, type ErrorFields } from '../protocol/messages.js';
 import { DROP_MESSAGE, FORWARD, INJECT_AFTER, MessagePump, type PumpFailure, type PumpHandler } from './messagePump.js';
 import { ProtocolState } from './protocolState.js';
 import { passThroughHooks, type MessageVerdict, type SessionContext, type SessionHooks, type SessionHooksFactory } from './sessionHooks.js';
 import { typeSet } from '../protocol/messageLimits.js';
+import { forEachFrame } from '../protocol/messageReaders.js';
 
 export interface SessionRelayOptions {
   client: Duplex;
@@ -27,16 +27,6 @@ export interface SessionRelayOptions {
   /** Cancels the query running upstream (used when the client vanishes mid-query). */
   cancelUpstream: () => void;
   onClosed: () => void;
-}
-
-/** Splits bytes into whole messages (a hook's replacement) to follow each one's header. */
-function forEachMessage(bytes: Buffer, visit: (type: number, firstBodyByte: number, start: number, end: number) => void): void {
-  let pos = 0;
-  while (pos + 5 <= bytes.length) {
-    const end = pos + 1 + bytes.readInt32BE(pos + 1);
-    visit(bytes[pos] as number, end > pos + 5 ? (bytes[pos + 5] as number) : 0, pos, end);
-    pos = end;
-  }
 }
 
 export class SessionRelay {
@@ -69,7 +59,7 @@ export class SessionRelay {
       intercept: (message) => this.afterHook(hooks.onFrontendMessage(message, sessionContext), message, (bytes) => {
         // Follow what is actually forwarded; drop what the discard-until-Sync state says to drop.
         const kept: Buffer[] = [];
-        forEachMessage(bytes, (type, _first, start, end) => {
+        forEachFrame(bytes, (type, _first, start, end) => {
           if (state.frontendMessage(type)) kept.push(bytes.subarray(start, end));
         });
         return kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept);

@@ -1,5 +1,5 @@
 /** Forwards a cancel to PostgreSQL: a new connection carrying the upstream's own backend key. */
-import { cancelRequest } from '../protocol/frontendMessages.js';
+import { cancelRequest } from '../protocol/messages.js';
 import type { UpstreamOptions } from '../proxyOptions.js';
 import type { UpstreamBackendKey } from './upstreamConnector.js';
 import { openUpstreamTransport } from './upstreamTransport.js';

@@ -6,9 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { parseErrorFields } from '../protocol/errorFields.js';
-import { passwordMessage, saslInitialResponse, saslResponse, startupMessage } from '../protocol/frontendMessages.js';
+import { passwordMessage, saslInitialResponse, saslResponse, startupMessage, typedMessage } from '../protocol/messages.js';
 import { HandshakeReader } from '../protocol/handshakeReader.js';
-import { typedMessage } from '../protocol/backendMessages.js';
 import type { UpstreamLogin, UpstreamOptions } from '../proxyOptions.js';
 import { ScramSha256Client, type SaltedPasswordCache } from './scramClient.js';
 import { UpstreamUnavailable, openUpstreamTransport } from './upstreamTransport.js';

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { sslRequest } from '../protocol/frontendMessages.js';
+import { sslRequest } from '../protocol/messages.js';
 import type { UpstreamOptions } from '../proxyOptions.js';
 
 export class UpstreamUnavailable extends Error {

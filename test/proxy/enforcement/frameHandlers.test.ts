@@ -12,6 +12,10 @@ import type { CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/cat
 import { createPolicyHooks, type PolicyHooks } from '../../../src/proxy/enforcement/index.js';
 import { relationOf, snapshotOf } from './support/catalogFixtures.js';
 import { type SessionContext, type SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
+import {
+  commandCompleteMessage, copyDataMessage, dataRowMessage, errorResponse as errorResponseMessage, readyForQuery as readyForQueryMessage,
+  rowDescriptionMessage, typedMessage,
+} from '../../../src/proxy/protocol/messages.js';
 
 const TEXT = 25;
 const INT4 = 23;
@@ -85,45 +89,19 @@ function sqlStateOf(frames: Buffer[]): string | undefined {
 }
 
 function frame(type: string, payload: Buffer): Buffer {
-  const header = Buffer.alloc(5);
-  header.write(type, 0, 'latin1');
-  header.writeInt32BE(payload.length + 4, 1);
-  return Buffer.concat([header, payload]);
+  return typedMessage(type, payload);
 }
 
 function errorResponse(code: string): Buffer {
-  return frame('E', Buffer.from(`SERROR\0C${code}\0Mupstream error\0\0`, 'utf8'));
+  return errorResponseMessage({ severity: 'ERROR', code, message: 'upstream error' });
 }
 
 function rowDescription(fields: { name: string; tableOid: number; attnum: number; typeOid: number }[]): Buffer {
-  const parts: Buffer[] = [Buffer.from([0, fields.length])];
-  for (const field of fields) {
-    const fixed = Buffer.alloc(18);
-    fixed.writeInt32BE(field.tableOid, 0);
-    fixed.writeInt16BE(field.attnum, 4);
-    fixed.writeInt32BE(field.typeOid, 6);
-    fixed.writeInt16BE(-1, 10);
-    fixed.writeInt32BE(-1, 12);
-    fixed.writeInt16BE(0, 16);
-    parts.push(Buffer.from(`${field.name}\0`, 'utf8'), fixed);
-  }
-  return frame('T', Buffer.concat(parts));
+  return rowDescriptionMessage(fields.map((field) => ({ ...field, typmod: -1, format: 0 })));
 }
 
 function dataRow(values: (string | null)[]): Buffer {
-  const parts: Buffer[] = [Buffer.from([0, values.length])];
-  for (const value of values) {
-    const length = Buffer.alloc(4);
-    if (value === null) {
-      length.writeInt32BE(-1);
-      parts.push(length);
-    } else {
-      const bytes = Buffer.from(value, 'utf8');
-      length.writeInt32BE(bytes.length);
-      parts.push(length, bytes);
-    }
-  }
-  return frame('D', Buffer.concat(parts));
+  return dataRowMessage(values.map((value) => (value === null ? null : Buffer.from(value, 'utf8'))));
 }
 
 function framesOf(bytes: Buffer): Buffer[] {
@@ -223,7 +201,7 @@ describe('RowDescription and DataRow frames', () => {
       ]));
       // Rows may be held and sent in a batch: collect everything up to CommandComplete.
       const sent: Buffer[] = [];
-      for (const message of [dataRow([stored, 'n']), frame('C', Buffer.from('SELECT 1\0'))]) {
+      for (const message of [dataRow([stored, 'n']), commandComplete('SELECT 1')]) {
         const verdict = await back(s, message);
         sent.push(verdict ?? message);
       }
@@ -256,11 +234,11 @@ const NO_DATA = frame('n', Buffer.alloc(0));
 const COPY_DONE = frame('c', Buffer.alloc(0));
 
 function readyForQuery(status: 'I' | 'T' | 'E' = 'I'): Buffer {
-  return frame('Z', Buffer.from(status));
+  return readyForQueryMessage(status);
 }
 
 function commandComplete(tag: string): Buffer {
-  return frame('C', Buffer.from(`${tag}\0`));
+  return commandCompleteMessage(tag);
 }
 
 /** CopyInResponse ('G') or CopyOutResponse ('H') of `columns` text-format columns. */
@@ -271,7 +249,7 @@ function copyResponse(type: 'G' | 'H', columns: number): Buffer {
 }
 
 function copyDataOf(text: string): Buffer {
-  return frame('d', Buffer.from(text, 'utf8'));
+  return copyDataMessage(Buffer.from(text, 'utf8'));
 }
 
 /** The bodies of the CopyData frames among `frames`, joined. */

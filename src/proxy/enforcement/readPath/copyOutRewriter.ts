@@ -8,7 +8,8 @@ import type { CopyOutStream } from '../writePath/copyTargets.js';
 import { readCsvField, readTextField, rowContentEnd, splitFields, writeCsvField, writeTextField } from './copyRowFormat.js';
 import type { PolicyMetrics } from '../policyMetrics.js';
 import { KEEP, revealColumn } from './valueRevealer.js';
-import { copyData, copyDataMessage } from '../../protocol/wireMessages.js';
+import { copyData } from '../../protocol/messageReaders.js';
+import { copyDataMessage } from '../../protocol/messages.js';
 import { fromIsoDate, toIsoDate, type DateStyle } from '../valueCodecs/dateStyle.js';
 import { TYPE_OIDS } from '../valueCodecs/valueCodecs.js';
 

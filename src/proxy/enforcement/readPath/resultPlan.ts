@@ -5,8 +5,8 @@
  * the rows go on as raw bytes.
  */
 import { readActionFor, type ColumnPolicy, type ReadAction } from '../../../policy/index.js';
-import type { FieldDescription } from '../../protocol/wireMessages.js';
-import { formatAt } from '../../protocol/wireMessages.js';
+import type { FieldDescription } from '../../protocol/messageReaders.js';
+import { formatAt } from '../../protocol/messageReaders.js';
 
 export interface PlannedField {
   readonly index: number;

@@ -10,7 +10,8 @@ import type { PlannedField, ResultPlan } from './resultPlan.js';
 import { decodeBinary, encodeBinary, TYPE_OIDS } from '../valueCodecs/valueCodecs.js';
 import { KEEP, revealColumn } from './valueRevealer.js';
 import { fromIsoDate, toIsoDate, type DateStyle } from '../valueCodecs/dateStyle.js';
-import { dataRowFields, dataRowMessage } from '../../protocol/wireMessages.js';
+import { dataRowFields } from '../../protocol/messageReaders.js';
+import { dataRowMessage } from '../../protocol/messages.js';
 
 /** Hides the plaintext unless the action shows stored values as they are. */
 function fallbackFor(field: PlannedField): null | typeof KEEP {

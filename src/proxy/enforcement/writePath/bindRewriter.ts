@@ -11,7 +11,8 @@ import { ARRAY_ELEMENT_TYPES, decodeBinary, encodeBinary } from '../valueCodecs/
 import { ProtectionBatch } from './valueProtector.js';
 import type { DateStyle } from '../valueCodecs/dateStyle.js';
 import { normaliseText } from './normaliseText.js';
-import { bindMessage, formatAt, type BindMessage } from '../../protocol/wireMessages.js';
+import { formatAt, type BindMessage } from '../../protocol/messageReaders.js';
+import { bindMessage } from '../../protocol/messages.js';
 
 function typeName(oid: number): string {
   return oid === 0 ? 'unknown type' : `type ${oid}`;

@@ -1,8 +1,8 @@
 /**
- * Reading and writing the few protocol messages the policy hooks look inside: Query, Parse, Bind,
- * Describe, Execute, Close, CopyData/CopyFail on the way in; RowDescription, DataRow,
- * ParameterDescription, CommandComplete, ParameterStatus and COPY responses on the way out.
- * Every function takes or returns a whole frame (type byte and length included).
+ * Reading the protocol messages the proxy looks inside: Query, Parse, Bind, Describe, Execute,
+ * Close, CopyData on the way in; RowDescription, DataRow, ParameterDescription, CommandComplete,
+ * ParameterStatus and ReadyForQuery on the way out. Every function takes a whole frame (type byte and
+ * length included). Writing them is `messages.ts`.
  */
 
 /** Reads NUL-terminated strings and integers from a frame body. */
@@ -45,45 +45,9 @@ class FrameReader {
   }
 }
 
-/** Builds one frame from parts, writing the length last. */
-class FrameWriter {
-  private readonly parts: Buffer[] = [];
-  private length = 4;
-
-  constructor(private readonly type: string) {}
-
-  cString(text: string): this {
-    return this.raw(Buffer.from(`${text}\0`, 'utf8'));
-  }
-
-  int16(value: number): this {
-    const bytes = Buffer.allocUnsafe(2);
-    bytes.writeInt16BE(value, 0);
-    return this.raw(bytes);
-  }
-
-  int32(value: number): this {
-    const bytes = Buffer.allocUnsafe(4);
-    bytes.writeInt32BE(value, 0);
-    return this.raw(bytes);
-  }
-
-  raw(bytes: Buffer): this {
-    this.parts.push(bytes);
-    this.length += bytes.length;
-    return this;
-  }
-
-  build(): Buffer {
-    const header = Buffer.allocUnsafe(5);
-    header[0] = this.type.charCodeAt(0);
-    header.writeInt32BE(this.length, 1);
-    return Buffer.concat([header, ...this.parts], this.length + 1);
-  }
-}
-
-export function queryMessage(sql: string): Buffer {
-  return new FrameWriter('Q').cString(sql).build();
+/** The SQL text of a Query: the whole body but its final NUL (a NUL inside is the server's to reject). */
+export function readQuery(frame: Buffer): string {
+  return frame.toString('utf8', 5, frame.length - 1);
 }
 
 export interface ParseMessage {
@@ -100,12 +64,6 @@ export function readParse(frame: Buffer): ParseMessage {
   const paramTypes: number[] = [];
   for (let i = 0; i < count; i++) paramTypes.push(reader.int32() >>> 0);
   return { name, sql, paramTypes };
-}
-
-export function parseMessage(message: ParseMessage): Buffer {
-  const writer = new FrameWriter('P').cString(message.name).cString(message.sql).int16(message.paramTypes.length);
-  for (const oid of message.paramTypes) writer.int32(oid | 0);
-  return writer.build();
 }
 
 export interface BindMessage {
@@ -137,20 +95,6 @@ export function readBind(frame: Buffer): BindMessage {
   return { portal, statement, paramFormats, values, resultFormats };
 }
 
-export function bindMessage(message: BindMessage): Buffer {
-  const writer = new FrameWriter('B').cString(message.portal).cString(message.statement);
-  writer.int16(message.paramFormats.length);
-  for (const format of message.paramFormats) writer.int16(format);
-  writer.int16(message.values.length);
-  for (const value of message.values) {
-    if (value === null) writer.int32(-1);
-    else writer.int32(value.length).raw(value);
-  }
-  writer.int16(message.resultFormats.length);
-  for (const format of message.resultFormats) writer.int16(format);
-  return writer.build();
-}
-
 /** The format code of parameter or column `index` under PostgreSQL's 0/1/n rule. */
 export function formatAt(formats: readonly number[], index: number): number {
   if (formats.length === 0) return 0;
@@ -171,25 +115,8 @@ export function readTarget(frame: Buffer): TargetMessage {
   return { target, name: reader.cString() };
 }
 
-export function describeMessage(target: 'S' | 'P', name: string): Buffer {
-  return new FrameWriter('D').raw(Buffer.from(target)).cString(name).build();
-}
-
 export function readExecutePortal(frame: Buffer): string {
   return new FrameReader(frame).cString();
-}
-
-export function copyDataMessage(data: Buffer): Buffer {
-  return new FrameWriter('d').raw(data).build();
-}
-
-export function copyFailMessage(reason: string): Buffer {
-  return new FrameWriter('f').cString(reason).build();
-}
-
-/** A FunctionCall of a function that does not exist: fails upstream like a refused call would. */
-export function failingFunctionCall(): Buffer {
-  return new FrameWriter('F').int32(0).int16(0).int16(0).int16(0).build();
 }
 
 export interface FieldDescription {
@@ -244,29 +171,6 @@ export function dataRowFields(frame: Buffer): (readonly [number, number] | null)
   return fields;
 }
 
-/** A DataRow from field values (null for NULL). */
-export function dataRowMessage(values: readonly (Buffer | null)[]): Buffer {
-  let length = 6;
-  for (const value of values) length += 4 + (value === null ? 0 : value.length);
-  const frame = Buffer.allocUnsafe(length + 1);
-  frame[0] = 0x44;
-  frame.writeInt32BE(length, 1);
-  frame.writeInt16BE(values.length, 5);
-  let pos = 7;
-  for (const value of values) {
-    if (value === null) {
-      frame.writeInt32BE(-1, pos);
-      pos += 4;
-    } else {
-      frame.writeInt32BE(value.length, pos);
-      pos += 4;
-      value.copy(frame, pos);
-      pos += value.length;
-    }
-  }
-  return frame;
-}
-
 export function commandTag(frame: Buffer): string {
   return new FrameReader(frame).cString();
 }
@@ -279,4 +183,19 @@ export function readParameterStatus(frame: Buffer): { name: string; value: strin
 /** The body of a CopyData frame. */
 export function copyData(frame: Buffer): Buffer {
   return frame.subarray(5);
+}
+
+/** The transaction status a ReadyForQuery reports: 'I', 'T' or 'E'. */
+export function readyForQueryStatus(frame: Buffer): string {
+  return String.fromCharCode(frame[5] ?? 0x49);
+}
+
+/** Visits each whole frame of `bytes` (several messages written back to back). */
+export function forEachFrame(bytes: Buffer, visit: (type: number, firstBodyByte: number, start: number, end: number) => void): void {
+  let pos = 0;
+  while (pos + 5 <= bytes.length) {
+    const end = pos + 1 + bytes.readInt32BE(pos + 1);
+    visit(bytes[pos] as number, end > pos + 5 ? (bytes[pos + 5] as number) : 0, pos, end);
+    pos = end;
+  }
 }

@@ -1,0 +1,80 @@
+/**
+ * The frames pgveil writes, checked against node-postgres' own serializer where it writes the same
+ * message, and against pgveil's readers otherwise.
+ */
+import { serialize } from 'pg-protocol';
+import { describe, expect, it } from 'vitest';
+import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
+import { FrameWriter } from '../../src/proxy/protocol/frameWriter.js';
+import {
+  dataRowFields, forEachFrame, readBind, readParameterDescription, readParse, readRowDescription,
+} from '../../src/proxy/protocol/messageReaders.js';
+import {
+  bindMessage, cancelRequest, commandCompleteMessage, copyDataMessage, copyFailMessage, dataRowMessage, describeMessage,
+  errorResponse, parameterDescriptionMessage, parseMessage, queryMessage, readyForQuery, rowDescriptionMessage, startupMessage, terminate,
+} from '../../src/proxy/protocol/messages.js';
+
+describe('FrameWriter', () => {
+  it('writes the type byte and a length word that counts itself and the body', () => {
+    const frame = new FrameWriter('Z', 6).byte(0x49).finish();
+    expect([...frame]).toEqual([0x5a, 0, 0, 0, 5, 0x49]);
+  });
+
+  it('grows past its capacity without losing what was written', () => {
+    const long = 'é'.repeat(50_000);
+    const frame = new FrameWriter('Q', 5).int16(-2).cString(long).int32(-1).finish();
+    expect(frame.readInt32BE(1)).toBe(frame.length - 1);
+    expect(frame.readInt16BE(5)).toBe(-2);
+    expect(frame.toString('utf8', 7, frame.length - 5)).toBe(long);
+    expect(frame.readInt32BE(frame.length - 4)).toBe(-1);
+  });
+
+  it('writes untyped packets with the length word first', () => {
+    expect([...new FrameWriter(null).int32(80877103).finish()]).toEqual([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
+  });
+});
+
+describe('client → server messages', () => {
+  it('are byte for byte what node-postgres writes', () => {
+    expect(queryMessage("SELECT 'ü'")).toEqual(serialize.query("SELECT 'ü'"));
+    expect(parseMessage({ name: 's1', sql: 'SELECT $1', paramTypes: [25, 0] })).toEqual(serialize.parse({ name: 's1', text: 'SELECT $1', types: [25, 0] }));
+    expect(describeMessage('P', 'p1')).toEqual(serialize.describe({ type: 'P', name: 'p1' }));
+    expect(describeMessage('S', '')).toEqual(serialize.describe({ type: 'S' }));
+    expect(copyDataMessage(Buffer.from('1\tx\n'))).toEqual(serialize.copyData(Buffer.from('1\tx\n')));
+    expect(copyFailMessage('no')).toEqual(serialize.copyFail('no'));
+    expect(terminate()).toEqual(serialize.end());
+    expect(bindMessage({ portal: 'p', statement: 's', paramFormats: [0, 0], values: [Buffer.from('a'), null], resultFormats: [0] }))
+      .toEqual(serialize.bind({ portal: 'p', statement: 's', values: ['a', null] }));
+  });
+
+  it('read back as written', () => {
+    const bind = { portal: '', statement: 'ins', paramFormats: [1], values: [Buffer.from([0, 0, 0, 7]), null, Buffer.alloc(0)], resultFormats: [0, 1] };
+    expect(readBind(bindMessage(bind))).toEqual(bind);
+    expect(readParse(parseMessage({ name: '', sql: 'SELECT 1', paramTypes: [4294967295] }))).toEqual({ name: '', sql: 'SELECT 1', paramTypes: [4294967295] });
+    const startup = startupMessage(new Map([['user', 'u'], ['database', 'd']]));
+    expect(startup.readInt32BE(0)).toBe(startup.length);
+    expect(startup.readInt32BE(4)).toBe(196608);
+    expect(startup.toString('utf8', 8)).toBe('user\0u\0database\0d\0\0');
+    const cancel = cancelRequest(42, Buffer.from([1, 2, 3, 4]));
+    expect([...cancel]).toEqual([0, 0, 0, 16, 0x04, 0xd2, 0x16, 0x2e, 0, 0, 0, 42, 1, 2, 3, 4]);
+  });
+});
+
+describe('server → client messages', () => {
+  it('read back as written', () => {
+    const fields = [
+      { name: 'ssn', tableOid: 3_000_000_000, attnum: 2, typeOid: 25, typmod: -1, format: 0 },
+      { name: 'n', tableOid: 0, attnum: 0, typeOid: 1700, typmod: 655366, format: 1 },
+    ];
+    expect(readRowDescription(rowDescriptionMessage(fields))).toEqual(fields);
+    expect(readParameterDescription(parameterDescriptionMessage([25, 4294967295]))).toEqual([25, 4294967295]);
+    const row = dataRowMessage([Buffer.from('ab'), null, Buffer.alloc(0)]);
+    expect(row.readInt32BE(1)).toBe(row.length - 1);
+    expect(dataRowFields(row).map((range) => (range === null ? null : row.toString('utf8', range[0], range[1])))).toEqual(['ab', null, '']);
+    const error = errorResponse({ severity: 'ERROR', code: '0A000', message: 'refused', hint: 'set x' });
+    expect(Object.fromEntries(parseErrorFields(error.subarray(5)))).toEqual({ S: 'ERROR', V: 'ERROR', C: '0A000', M: 'refused', H: 'set x' });
+    const types: string[] = [];
+    forEachFrame(Buffer.concat([commandCompleteMessage('SELECT 1'), readyForQuery('T')]), (type, first) => types.push(`${String.fromCharCode(type)}${String.fromCharCode(first)}`));
+    expect(types).toEqual(['CS', 'ZT']);
+  });
+});
