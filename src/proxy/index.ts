@@ -13,5 +13,7 @@ export type {
   SessionHooks, SessionHooksFactory, SessionContext, MessageVerdict,
 } from './session/sessionHooks.js';
 export { DROP, passThroughHooks } from './session/sessionHooks.js';
-export type { ProtocolStateView, TransactionStatus } from './session/protocolState.js';
+export type {
+  ProtocolStateView, ReplyListener, ReplyTracker, TransactionStatus, UnansweredOutcome,
+} from './session/protocolState.js';
 export { generateSelfSignedCertificate, type CertificatePair } from './tls/selfSignedCertificate.js';

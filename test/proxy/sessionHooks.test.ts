@@ -85,12 +85,12 @@ describe('session hooks', () => {
 
 describe('ProtocolState', () => {
   const code = (letter: string): number => letter.charCodeAt(0);
-  const front = (state: ProtocolState, letters: string): void => {
+  const front = (state: ProtocolState<string>, letters: string): void => {
     for (const letter of letters) state.frontendMessage(code(letter));
   };
 
   it('releases an injected reply once the replies before it are out', () => {
-    const state = new ProtocolState();
+    const state = new ProtocolState<string>();
     front(state, 'PBES');
     expect(state.replyInOrder(Buffer.from('injected'))).toBe(true);
     front(state, 'S');
@@ -106,7 +106,7 @@ describe('ProtocolState', () => {
   });
 
   it('drops what PostgreSQL skips after an extended-protocol error, injected replies included', () => {
-    const state = new ProtocolState();
+    const state = new ProtocolState<string>();
     front(state, 'PB');
     state.replyInOrder(Buffer.from('never'));
     front(state, 'E');
@@ -121,7 +121,7 @@ describe('ProtocolState', () => {
   });
 
   it('answers immediately when nothing is pending, and follows COPY IN', () => {
-    const state = new ProtocolState();
+    const state = new ProtocolState<string>();
     expect(state.replyInOrder(Buffer.from('now'))).toBe(false);
     front(state, 'Q');
     state.backendMessage(code('G'), 0);
@@ -131,5 +131,51 @@ describe('ProtocolState', () => {
     state.backendMessage(code('Z'), code('I'));
     expect(state.pendingReplies).toBe(0);
     expect(state.copyMode).toBe('none');
+  });
+
+  it('carries a hook’s payloads with the entries of the messages they were attached to', () => {
+    const state = new ProtocolState<string>();
+    const unanswered: string[] = [];
+    state.onUnanswered((payload, outcome) => unanswered.push(`${payload}:${outcome}`));
+    state.expect(code('P'), 'parse');
+    state.expect(code('B'), 'bind');
+    front(state, 'HPB'); // Flush gets no entry and takes no payload
+    state.clearExpected();
+    state.expect(code('D'), 'describe');
+    state.expect(code('E'), 'execute');
+    state.expect(code('S'), 'sync');
+    front(state, 'DES');
+    expect(state.head).toBe('parse');
+    state.backendMessage(code('1'), 0);
+    expect([state.current, state.answered]).toEqual(['parse', 'parse']);
+    state.backendMessage(code('2'), 0);
+    expect(state.answered).toBe('bind');
+    state.backendMessage(code('E'), 0);
+    expect(state.current).toBe('describe');
+    expect(unanswered).toEqual(['describe:failed', 'execute:skipped']);
+    expect(state.someOwed((payload) => payload === 'sync')).toBe(true);
+    state.backendMessage(code('Z'), code('I'));
+    expect([state.current, state.answered]).toEqual(['sync', 'sync']);
+    expect(state.head).toBeUndefined();
+  });
+
+  it('drops a payload whose message was not forwarded, and one for a Sync sent in COPY IN', () => {
+    const state = new ProtocolState<string>();
+    const unanswered: string[] = [];
+    state.onUnanswered((payload, outcome) => unanswered.push(`${payload}:${outcome}`));
+    state.expect(code('Q'), 'dropped');
+    state.clearExpected();
+    state.expect(code('Q'), 'query');
+    front(state, 'Q');
+    state.backendMessage(code('G'), 0);
+    state.expect(code('S'), 'ignored sync');
+    front(state, 'S');
+    state.clearExpected();
+    expect(state.someOwed((payload) => payload !== 'query')).toBe(false);
+    state.backendMessage(code('E'), 0);
+    expect(unanswered).toEqual(['query:failed']);
+    state.backendMessage(code('Z'), code('I'));
+    expect(state.answered).toBe('query');
+    expect(state.pendingReplies).toBe(0);
   });
 });

@@ -11,7 +11,7 @@ import { CopyInRewriter } from './writePath/copyInRewriter.js';
 import { CopyOutRewriter } from './readPath/copyOutRewriter.js';
 import type { CopyStream } from './writePath/copyTargets.js';
 import type { PolicySessionState } from './policySessionState.js';
-import { settleUnanswered, type ExpectedReply, type PortalInfo } from './replyQueue.js';
+import { settleUnanswered, type ExpectedReply, type PortalInfo } from './expectedReplies.js';
 import { namesTableColumns, planResult, type ResultPlan } from './readPath/resultPlan.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
 import { commandTag, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
@@ -49,19 +49,20 @@ export class BackendPolicy {
 
   handle(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const type = frame[0] as number;
-    if (type === 0x44 /* D */) return this.dataRow(frame);
+    // The reply this message belongs to, as the session's ProtocolState saw it arrive.
+    const head = this.state.replies.current;
+    if (type === 0x44 /* D */) return this.dataRow(frame, head);
     if (type === 0x64 /* d */) return this.copyData(frame);
-    const verdict = this.control(type, frame);
+    const verdict = this.control(type, frame, head);
     if (this.held.length === 0) return verdict;
     const flushed = this.flush();
     if (verdict instanceof Promise) return Promise.all([flushed, verdict]).then(([rows, bytes]) => Buffer.concat([rows, bytes ?? frame]));
     return flushed.then((rows) => Buffer.concat([rows, verdict ?? frame]));
   }
 
-  private dataRow(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
-    const head = this.state.queue.first;
+  private dataRow(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     if (head?.kind === 'execute' && head.portal !== undefined && !this.portalPlans.has(head.portal) && this.state.policiesNow() === undefined) {
-      return this.state.policies().then(() => this.dataRow(frame));
+      return this.state.policies().then(() => this.dataRow(frame, head));
     }
     const plan = head?.kind === 'execute' ? this.portalPlan(head.portal) : head?.kind === 'query' ? this.queryPlan : undefined;
     if (plan === undefined) return undefined;
@@ -126,19 +127,16 @@ export class BackendPolicy {
     return planResult(fields, (oid, attnum) => policies.policyOf(oid, attnum), this.state.actions, formats);
   }
 
-  private control(type: number, frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+  private control(type: number, frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
-    const queue = state.queue;
-    const head = queue.first;
     switch (type) {
       case 0x31: // 1 ParseComplete
       case 0x32: // 2 BindComplete
-      case 0x33: // 3 CloseComplete
-        if (head !== undefined && head.kind === ({ 0x31: 'parse', 0x32: 'bind', 0x33: 'close' } as const)[type]) {
-          queue.shift();
-          head.settle?.('done');
-        }
+      case 0x33: { // 3 CloseComplete
+        const answered = state.replies.answered;
+        if (answered !== undefined && answered.kind === ({ 0x31: 'parse', 0x32: 'bind', 0x33: 'close' } as const)[type]) answered.settle?.('done');
         return undefined;
+      }
       case 0x74: { // t ParameterDescription
         if (head?.kind !== 'describe-statement') return undefined;
         const types = readParameterDescription(frame);
@@ -150,7 +148,6 @@ export class BackendPolicy {
         if (head?.kind === 'describe-statement') head.statement.fields = null;
         else if (head?.kind === 'describe-portal') head.portal.described = null;
         else return undefined;
-        queue.shift();
         return head.internal ? DROP : undefined;
       case 0x43: { // C CommandComplete
         const tag = commandTag(frame);
@@ -167,7 +164,7 @@ export class BackendPolicy {
         this.endResult(head);
         return undefined;
       case 0x45: return this.error(head); // E
-      case 0x5a: return this.readyForQuery(frame); // Z
+      case 0x5a: return this.readyForQuery(frame, state.replies.answered); // Z
       case 0x47: return this.copyStart('in', head); // G CopyInResponse
       case 0x48: return this.copyStart('out', head); // H CopyOutResponse
       case 0x63: // c CopyDone
@@ -189,14 +186,12 @@ export class BackendPolicy {
     const fields = readRowDescription(frame);
     if (head.kind === 'describe-statement') {
       head.statement.fields = fields;
-      this.state.queue.shift();
       const verdict = head.internal ? DROP : undefined;
       return this.catalogReady(fields, () => verdict);
     }
     if (head.kind === 'describe-portal') {
       head.portal.described = fields;
       this.portalPlans.delete(head.portal);
-      this.state.queue.shift();
       const verdict = head.internal ? DROP : undefined;
       return this.catalogReady(fields, () => verdict);
     }
@@ -236,8 +231,7 @@ export class BackendPolicy {
   private endResult(head: ExpectedReply | undefined): void {
     this.copyOut = undefined;
     if (this.state.copyIn !== undefined) this.state.copyIn = undefined;
-    if (head?.kind === 'execute') this.state.queue.shift();
-    else if (head?.kind === 'query') this.queryPlan = undefined;
+    if (head?.kind === 'query') this.queryPlan = undefined;
     this.state.backendEvent();
   }
 
@@ -266,22 +260,16 @@ export class BackendPolicy {
       state.copyIn.failed = true;
       state.copyIn.failSent = true;
     }
-    const replacement = head?.refusal;
-    if (head !== undefined) settleUnanswered(head, 'failed');
-    if (head !== undefined && head.kind !== 'query' && head.kind !== 'function' && head.kind !== 'sync') {
-      // Extended protocol: PostgreSQL skips every message up to the next Sync.
-      state.queue.shift();
-      state.queue.shiftWhile((reply) => reply.kind !== 'sync', (reply) => settleUnanswered(reply, 'skipped'));
-    }
+    // The replies this error ends (the failed one; in the extended protocol, the rest up to the
+    // next Sync, which PostgreSQL skips) were settled as the ProtocolState followed it.
     state.backendEvent();
-    return replacement;
+    return head?.refusal;
   }
 
-  private readyForQuery(frame: Buffer): MessageVerdict {
+  /** `answered`: the Sync, Query or FunctionCall this ReadyForQuery answers (replies still owed before it were skipped). */
+  private readyForQuery(frame: Buffer, answered: ExpectedReply | undefined): MessageVerdict {
     const state = this.state;
     const status = readyForQueryStatus(frame);
-    state.queue.shiftWhile((reply) => reply.kind !== 'sync' && reply.kind !== 'query' && reply.kind !== 'function', (reply) => settleUnanswered(reply, 'skipped'));
-    const answered = state.queue.shift();
     if (answered?.kind === 'query') {
       settleUnanswered(answered, 'skipped');
       answered.answered?.('done');
@@ -298,7 +286,7 @@ export class BackendPolicy {
       state.uncommittedDdl = false;
       state.portals.clearConfirmed();
       // Messages sent after this Sync may carry DDL of their own: keep what is pending until they are answered.
-      if (state.queue.length === 0) state.pendingSchema.clear();
+      if (state.replies.pendingReplies === 0) state.pendingSchema.clear();
     } else if (state.ddlCompleted || state.ddlPending) {
       state.uncommittedDdl = true;
     }

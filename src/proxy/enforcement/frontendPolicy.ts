@@ -13,7 +13,7 @@ import { certain, preparedNameChanges, refuseExecuteOfProtectedStatement, statem
 import { rewriteBind } from './writePath/bindRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
-import type { PortalInfo, SettleChanges, StatementInfo } from './replyQueue.js';
+import { mayOpenCopyIn, type PortalInfo, type SettleChanges, type StatementInfo } from './expectedReplies.js';
 import { preparedPathRefusal } from './writePath/preparedStatementPath.js';
 import { statementRuleRefusal } from './statementRuleGuard.js';
 import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './writePath/statementRewriter.js';
@@ -41,7 +41,7 @@ export class FrontendPolicy {
     if (state.copyIn !== undefined && type !== 'S' && type !== 'H') state.copyIn = undefined; // the client left COPY mode
     if (type === 'S') {
       state.discarding = false;
-      state.queue.push({ kind: 'sync', domain: state.searchPath.syncDomain() });
+      state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });
       state.batch++;
       return undefined;
     }
@@ -131,13 +131,13 @@ export class FrontendPolicy {
     } catch (error) {
       if (!isRefusal(error)) throw error;
       state.refused(error);
-      state.queue.push({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain, answered });
+      state.expectReply({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain, answered });
       return queryMessage(FAILING_SQL);
     }
     const statements = rewritten.analysis.statements;
     const effects = statements.map((statement) => searchPath.sent(domain, statement.sessionEffects ?? []));
     const settles = statements.map((statement) => preparedNameChanges(state, statement.preparedNames, batch));
-    state.queue.push({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
+    state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
   }
 
@@ -155,7 +155,7 @@ export class FrontendPolicy {
       state.refused(error);
       // The statement of that name, if any, stays what the server holds: the Parse sent instead fails.
       const change = state.statements.change(parse.name, undefined, state.batch, { doomed: true, failureClears });
-      state.queue.push({ kind: 'parse', refusal: error.toErrorResponse(), settle: (outcome) => state.statements.settle(change, outcome) });
+      state.expectReply({ kind: 'parse', refusal: error.toErrorResponse(), settle: (outcome) => state.statements.settle(change, outcome) });
       state.discarding = true;
       return parseMessage({ name: parse.name, sql: FAILING_SQL, paramTypes: [] });
     }
@@ -165,7 +165,7 @@ export class FrontendPolicy {
       preparedNames: rewritten.analysis.statements[0]?.preparedNames,
       sql: parse.sql, resolutionKey: rewritten.resolutionKey, analysis: rewritten.analysis,
     }, state.batch, { failureClears });
-    state.queue.push({ kind: 'parse', settle: (outcome) => state.statements.settle(change, outcome) });
+    state.expectReply({ kind: 'parse', settle: (outcome) => state.statements.settle(change, outcome) });
     return rewritten.sql === parse.sql ? undefined : parseMessage({ ...parse, sql: rewritten.sql });
   }
 
@@ -192,13 +192,13 @@ export class FrontendPolicy {
     const state = this.state;
     const settle: SettleChanges = (outcome) => state.portals.settle(change, outcome);
     if (statement.params.size === 0) {
-      state.queue.push({ kind: 'bind', settle });
+      state.expectReply({ kind: 'bind', settle });
       return undefined;
     }
     return rewriteBind(frame, bind, statement.params, statement.paramTypes, state.services.engine, state.settings.dateStyle).then(
       (rewritten) => {
         state.services.metrics.valuesProtected += statement.params.size;
-        state.queue.push({ kind: 'bind', settle });
+        state.expectReply({ kind: 'bind', settle });
         return rewritten;
       },
       (error: unknown) => {
@@ -214,7 +214,7 @@ export class FrontendPolicy {
     if (planned !== undefined) state.portals.settle(planned, 'skipped');
     // A portal of that name, if any, stays what the server holds: the Bind sent instead fails.
     const change = state.portals.change(bind.portal, undefined, state.batch, { doomed: true });
-    state.queue.push({ kind: 'bind', refusal: refusal.toErrorResponse(), settle: (outcome) => state.portals.settle(change, outcome) });
+    state.expectReply({ kind: 'bind', refusal: refusal.toErrorResponse(), settle: (outcome) => state.portals.settle(change, outcome) });
     state.discarding = true;
     return bindMessage({ portal: '', statement: FAILING_STATEMENT, paramFormats: [], values: [], resultFormats: [] });
   }
@@ -226,12 +226,12 @@ export class FrontendPolicy {
       // What the reply says is kept only for a statement pgveil is sure the name holds.
       const statement = certain(state.statements.candidates(target.name, state.batch)) ?? { ...NO_STATEMENT, paramTypes: [] };
       statement.describeRequested = true;
-      state.queue.push({ kind: 'describe-statement', statement, internal: false });
+      state.expectReply({ kind: 'describe-statement', statement, internal: false });
     } else {
       const portal: PortalInfo = certain(state.portals.candidates(target.name, state.batch))
         ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
       portal.describeRequested = true;
-      state.queue.push({ kind: 'describe-portal', portal, internal: false });
+      state.expectReply({ kind: 'describe-portal', portal, internal: false });
     }
     return undefined;
   }
@@ -249,13 +249,13 @@ export class FrontendPolicy {
     let prefix: Buffer | undefined;
     if (!portal.describeRequested && portal.statement?.describeRequested !== true) {
       portal.describeRequested = true;
-      state.queue.push({ kind: 'describe-portal', portal, internal: true });
+      state.expectReply({ kind: 'describe-portal', portal, internal: true });
       prefix = describeMessage('P', name);
     }
     const sessionEffects = known === undefined ? unknownSessionEffects() : portal.statement?.sessionEffects ?? [];
     const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
     const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch);
-    state.queue.push({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
+    state.expectReply({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
   }
 
@@ -264,14 +264,14 @@ export class FrontendPolicy {
     const target = readTarget(frame);
     const names: ConfirmedNames<StatementInfo> | ConfirmedNames<PortalInfo> = target.target === 'S' ? state.statements : state.portals;
     const change = names.change(target.name, undefined, state.batch);
-    state.queue.push({ kind: 'close', settle: (outcome) => names.settle(change as PendingChange<never>, outcome) });
+    state.expectReply({ kind: 'close', settle: (outcome) => names.settle(change as PendingChange<never>, outcome) });
     return undefined;
   }
 
   private refuseFunctionCall(): MessageVerdict {
     const refusal = unsupportedRefusal('pgveil refused the message: the FunctionCall protocol message is not relayed for sessions with column policies; call the function with SELECT');
     this.state.refused(refusal);
-    this.state.queue.push({ kind: 'function', refusal: refusal.toErrorResponse(), domain: this.state.searchPath.queryDomain() });
+    this.state.expectReply({ kind: 'function', refusal: refusal.toErrorResponse(), domain: this.state.searchPath.queryDomain() });
     return failingFunctionCall();
   }
 
@@ -282,7 +282,7 @@ export class FrontendPolicy {
   private async copyMessage(type: string, frame: Buffer): Promise<MessageVerdict> {
     const state = this.state;
     while (state.copyIn === undefined) {
-      if (state.discarding || !state.queue.mayOpenCopyIn()) return DROP;
+      if (state.discarding || !state.replies.someOwed(mayOpenCopyIn)) return DROP;
       await state.nextBackendEvent();
     }
     const copyIn = state.copyIn;
@@ -315,7 +315,7 @@ export class FrontendPolicy {
   /** Fails the COPY upstream; the server's error is replaced by pgveil's. */
   private failCopy(refusal: PolicyRefusal): MessageVerdict {
     this.state.refused(refusal);
-    const head = this.state.queue.first;
+    const head = this.state.replies.head;
     if (head !== undefined) head.refusal = refusal.toErrorResponse();
     return copyFailMessage('pgveil refused the COPY data');
   }

@@ -8,7 +8,9 @@ import { NO_AUDIT, type AuditLog } from '../../audit/index.js';
 import type { PolicySet, PolicyStore } from '../../policy/index.js';
 import type { Engine } from '../../engine/index.js';
 import type { UpstreamOptions } from '../proxyOptions.js';
+import type { ReplyTracker } from '../session/protocolState.js';
 import type { SessionHooks, SessionHooksFactory } from '../session/sessionHooks.js';
+import type { ExpectedReply } from './expectedReplies.js';
 import { loadSqlParser, SqlAnalysisCache } from '../sql/index.js';
 import { BackendPolicy } from './backendPolicy.js';
 import { CatalogCache } from './catalog/catalogCache.js';
@@ -73,7 +75,9 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     },
   };
   const factory: SessionHooksFactory = (context) => {
-    const state = new PolicySessionState(services, context.account, context.upstreamDatabase, {
+    // Only these hooks attach payloads to this session's replies: every one is an ExpectedReply.
+    const replies = context.replies as ReplyTracker<ExpectedReply>;
+    const state = new PolicySessionState(services, context.account, context.upstreamDatabase, replies, {
       loginUser: context.upstreamUser ?? options.upstream.user,
       ...(context.startupParameters === undefined ? {} : { startupParameters: context.startupParameters }),
       ...(context.serverParameters.has('search_path') ? { reportedPath: context.serverParameters.get('search_path') } : {}),

@@ -16,7 +16,8 @@ import { ConfirmedNames } from './writePath/confirmedNames.js';
 import type { CopyInRewriter } from './writePath/copyInRewriter.js';
 import { PendingSchemaChanges } from './writePath/pendingSchemaChanges.js';
 import type { PolicyMetrics } from './policyMetrics.js';
-import { ReplyQueue, type PortalInfo, type StatementInfo } from './replyQueue.js';
+import { messageTypeOf, settleUnanswered, type ExpectedReply, type PortalInfo, type StatementInfo } from './expectedReplies.js';
+import type { ReplyTracker } from '../session/protocolState.js';
 import { ReadActions } from './readPath/resultPlan.js';
 import type { SessionDefaults } from './catalog/searchPathResolution.js';
 import { hasPathDependentNames, SessionRelations } from './catalog/sessionRelations.js';
@@ -69,7 +70,6 @@ function withoutQuotedText(message: string): string {
 }
 
 export class PolicySessionState {
-  readonly queue = new ReplyQueue();
   /** Named statements and portals, as the server confirmed them (see ConfirmedNames). */
   readonly statements = new ConfirmedNames<StatementInfo>();
   readonly portals = new ConfirmedNames<PortalInfo>();
@@ -107,7 +107,15 @@ export class PolicySessionState {
   readonly session = ++PolicySessionState.sessions;
   private readonly roles: readonly string[];
 
-  constructor(readonly services: PolicyServices, readonly account: AuthenticatedAccount, database: string, private readonly login: SessionLogin = {}) {
+  /**
+   * `replies`: the session's record of the replies PostgreSQL owes; this session's entries carry
+   * what the enforcement expects of each.
+   */
+  constructor(
+    readonly services: PolicyServices, readonly account: AuthenticatedAccount, database: string,
+    readonly replies: ReplyTracker<ExpectedReply>, private readonly login: SessionLogin = {},
+  ) {
+    replies.onUnanswered(settleUnanswered);
     this.roles = account.roles;
     this.actions = new ReadActions(account.roles);
     this.catalog = services.catalogs.of(database);
@@ -182,6 +190,11 @@ export class PolicySessionState {
       actions: this.actions,
       dateStyle: this.settings.dateStyle,
     };
+  }
+
+  /** Attaches `reply` to the message about to be forwarded in its place. */
+  expectReply(reply: ExpectedReply): void {
+    this.replies.expect(messageTypeOf(reply), reply);
   }
 
   /** Counts and records a refusal pgveil answers in the server's place. */

@@ -8,6 +8,10 @@
  * The model is kept from headers only (type byte and first body byte), so it costs a switch and a
  * queue operation per message. ReadyForQuery is the resynchronisation point: whatever was still
  * queued before the Sync or Query it answers is dropped there.
+ *
+ * It is the session's one record of the replies owed: a hook that needs its own data per reply
+ * (the enforcement's statement and portal plans) attaches it to the entry of the message it forwards
+ * (`expect`), and reads it back as the server answers (`current`, `answered`, `ReplyListener`).
  */
 
 // Kinds of pending replies, in the order the upstream will answer them.
@@ -36,13 +40,48 @@ export interface ProtocolStateView {
   readonly copyMode: CopyMode;
 }
 
+/** How an entry left without its reply: the error it got, or skipped by the server after an error. */
+export type UnansweredOutcome = 'failed' | 'skipped';
+
+/** Told of entries whose payload leaves the queue without a reply completing it. */
+export type ReplyListener<P> = (payload: P, outcome: UnansweredOutcome) => void;
+
+/** What a hook reads and writes of the replies owed: its payloads, one per entry that carries one. */
+export interface ReplyTracker<P> {
+  /**
+   * Attaches `payload` to the next forwarded frontend message of `type` that awaits a reply. Staged
+   * payloads match forwarded messages in order; those left unmatched when the forwarded bytes have
+   * been followed are dropped.
+   */
+  expect(type: number, payload: P): void;
+  /** The payload of the first entry still owed a reply, if it carries one. */
+  readonly head: P | undefined;
+  /** The payload of the entry the last backend message belongs to (read before it completed anything). */
+  readonly current: P | undefined;
+  /** The payload of the entry the last backend message completed (a ReadyForQuery: its Sync or Query). */
+  readonly answered: P | undefined;
+  /** Frontend messages forwarded whose replies have not all come back yet. */
+  readonly pendingReplies: number;
+  /** True when some payload still owed a reply satisfies `test`. */
+  someOwed(test: (payload: P) => boolean): boolean;
+  /** Receives the payloads of entries dropped unanswered (an error, a ReadyForQuery past them). */
+  onUnanswered(listener: ReplyListener<P>): void;
+}
+
 const CODE_I = 0x49;
 const CODE_T = 0x54;
 
-export class ProtocolState implements ProtocolStateView {
+export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker<P> {
   private kinds: number[] = [];
-  private payloads: (Buffer | undefined)[] = [];
-  private head = 0;
+  /** Per entry: a hook's payload, or the bytes of an INJECTED entry. */
+  private payloads: (P | Buffer | undefined)[] = [];
+  private first = 0;
+  private stagedTypes: number[] = [];
+  private stagedPayloads: P[] = [];
+  private stagedNext = 0;
+  private listener: ReplyListener<P> | undefined;
+  current: P | undefined;
+  answered: P | undefined;
   private status = CODE_I;
   private frontendInCopyIn = false;
   upstreamSkippingUntilSync = false;
@@ -54,7 +93,41 @@ export class ProtocolState implements ProtocolStateView {
   }
 
   get pendingReplies(): number {
-    return this.kinds.length - this.head;
+    return this.kinds.length - this.first;
+  }
+
+  expect(type: number, payload: P): void {
+    this.stagedTypes.push(type);
+    this.stagedPayloads.push(payload);
+  }
+
+  /** Drops payloads staged for messages that were not forwarded after all. */
+  clearExpected(): void {
+    if (this.stagedTypes.length === 0) return;
+    this.stagedTypes.length = 0;
+    this.stagedPayloads.length = 0;
+    this.stagedNext = 0;
+  }
+
+  get head(): P | undefined {
+    for (let i = this.first; i < this.kinds.length; i++) {
+      const kind = this.kinds[i] as number;
+      if (kind !== INJECTED && kind !== COPY_END) return this.payloads[i] as P | undefined;
+    }
+    return undefined;
+  }
+
+  someOwed(test: (payload: P) => boolean): boolean {
+    for (let i = this.first; i < this.kinds.length; i++) {
+      const kind = this.kinds[i] as number;
+      const payload = this.payloads[i];
+      if (kind !== INJECTED && payload !== undefined && test(payload as P)) return true;
+    }
+    return false;
+  }
+
+  onUnanswered(listener: ReplyListener<P>): void {
+    this.listener = listener;
   }
 
   /**
@@ -72,16 +145,19 @@ export class ProtocolState implements ProtocolStateView {
       if (!endsDiscard) return true;
       this.upstreamSkippingUntilSync = false;
     }
+    // A payload staged for this message goes with its entry (or is dropped with it).
+    const payload = this.stagedNext < this.stagedTypes.length && this.stagedTypes[this.stagedNext] === type
+      ? this.stagedPayloads[this.stagedNext++] : undefined;
     switch (type) {
-      case 0x50: this.push(PARSE); break;                     // P
-      case 0x42: this.push(BIND); break;                      // B
-      case 0x44: this.push(DESCRIBE); break;                  // D (statement or portal)
-      case 0x45: this.push(EXECUTE); break;                   // E
-      case 0x43: this.push(CLOSE); break;                     // C
-      case 0x51: case 0x46: this.push(SIMPLE_QUERY); break;   // Q, F
-      case 0x53:                                              // S
+      case 0x50: this.push(PARSE, payload); break;                     // P
+      case 0x42: this.push(BIND, payload); break;                      // B
+      case 0x44: this.push(DESCRIBE, payload); break;                  // D (statement or portal)
+      case 0x45: this.push(EXECUTE, payload); break;                   // E
+      case 0x43: this.push(CLOSE, payload); break;                     // C
+      case 0x51: case 0x46: this.push(SIMPLE_QUERY, payload); break;   // Q, F
+      case 0x53:                                                       // S
         // PostgreSQL ignores Sync while in COPY IN (clients send one after CopyDone).
-        if (!this.frontendInCopyIn) this.push(SYNC);
+        if (!this.frontendInCopyIn) this.push(SYNC, payload);
         break;
       case 0x63: case 0x66:                                   // c, f
         this.frontendInCopyIn = false;
@@ -97,6 +173,8 @@ export class ProtocolState implements ProtocolStateView {
    * `takeDueInjections()` and send them right after this message.
    */
   backendMessage(type: number, firstBodyByte: number): boolean {
+    this.current = this.headPayload();
+    this.answered = undefined;
     switch (type) {
       case 0x31: return this.complete(PARSE);                 // 1 ParseComplete
       case 0x32: return this.complete(BIND);                  // 2 BindComplete
@@ -121,7 +199,8 @@ export class ProtocolState implements ProtocolStateView {
    */
   replyInOrder(messages: Buffer): boolean {
     if (this.pendingReplies === 0) return false;
-    this.push(INJECTED, messages);
+    this.kinds.push(INJECTED);
+    this.payloads.push(messages);
     return true;
   }
 
@@ -132,9 +211,9 @@ export class ProtocolState implements ProtocolStateView {
 
   takeDueInjections(): Buffer[] {
     const due: Buffer[] = [];
-    while (this.head < this.kinds.length) {
-      const kind = this.kinds[this.head];
-      if (kind === INJECTED) due.push(this.payloads[this.head] as Buffer);
+    while (this.first < this.kinds.length) {
+      const kind = this.kinds[this.first];
+      if (kind === INJECTED) due.push(this.payloads[this.first] as Buffer);
       else if (kind !== COPY_END) break;
       this.shift();
     }
@@ -142,23 +221,41 @@ export class ProtocolState implements ProtocolStateView {
   }
 
   private headKind(): number {
-    return this.head < this.kinds.length ? (this.kinds[this.head] as number) : 0;
+    return this.first < this.kinds.length ? (this.kinds[this.first] as number) : 0;
+  }
+
+  private headPayload(): P | undefined {
+    const kind = this.headKind();
+    return kind === 0 || kind === INJECTED || kind === COPY_END ? undefined : this.payloads[this.first] as P | undefined;
   }
 
   private complete(kind: number): boolean {
     if (this.headKind() !== kind) return false;
+    this.answered = this.payloads[this.first] as P | undefined;
     this.shift();
     return this.dueAfterShift();
+  }
+
+  /** Shifts the head entry, telling the listener its payload left unanswered. */
+  private drop(outcome: UnansweredOutcome): void {
+    const kind = this.kinds[this.first] as number;
+    const payload = this.payloads[this.first];
+    this.shift();
+    if (payload !== undefined && kind !== INJECTED) this.listener?.(payload as P, outcome);
   }
 
   private onError(): boolean {
     const kind = this.headKind();
     this.copyMode = 'none';
     this.frontendInCopyIn = false;
-    if (kind === 0 || kind === SYNC || kind === SIMPLE_QUERY) return false; // ReadyForQuery follows
+    if (kind === 0 || kind === SYNC || kind === SIMPLE_QUERY) { // ReadyForQuery follows
+      if (this.current !== undefined) this.listener?.(this.current, 'failed');
+      return false;
+    }
     // Extended protocol: PostgreSQL skips everything up to the next Sync, injected replies included.
-    while (this.head < this.kinds.length && this.kinds[this.head] !== SYNC) this.shift();
-    if (this.head === this.kinds.length) this.upstreamSkippingUntilSync = true;
+    this.drop('failed');
+    while (this.first < this.kinds.length && this.kinds[this.first] !== SYNC) this.drop('skipped');
+    if (this.first === this.kinds.length) this.upstreamSkippingUntilSync = true;
     return false;
   }
 
@@ -167,10 +264,14 @@ export class ProtocolState implements ProtocolStateView {
     this.copyMode = 'none';
     this.frontendInCopyIn = false;
     this.upstreamSkippingUntilSync = false;
-    while (this.head < this.kinds.length) {
-      const kind = this.kinds[this.head];
-      this.shift();
-      if (kind === SYNC || kind === SIMPLE_QUERY) break;
+    while (this.first < this.kinds.length) {
+      const kind = this.kinds[this.first];
+      if (kind === SYNC || kind === SIMPLE_QUERY) {
+        this.answered = this.payloads[this.first] as P | undefined;
+        this.shift();
+        break;
+      }
+      this.drop('skipped');
     }
     return this.dueAfterShift();
   }
@@ -180,22 +281,22 @@ export class ProtocolState implements ProtocolStateView {
     return this.headKind() === INJECTED;
   }
 
-  private push(kind: number, payload?: Buffer): void {
+  private push(kind: number, payload?: P): void {
     this.kinds.push(kind);
     this.payloads.push(payload);
   }
 
   private shift(): void {
-    this.payloads[this.head] = undefined;
-    this.head++;
-    if (this.head === this.kinds.length) {
+    this.payloads[this.first] = undefined;
+    this.first++;
+    if (this.first === this.kinds.length) {
       this.kinds.length = 0;
       this.payloads.length = 0;
-      this.head = 0;
-    } else if (this.head >= 1024 && this.head * 2 >= this.kinds.length) {
-      this.kinds = this.kinds.slice(this.head);
-      this.payloads = this.payloads.slice(this.head);
-      this.head = 0;
+      this.first = 0;
+    } else if (this.first >= 1024 && this.first * 2 >= this.kinds.length) {
+      this.kinds = this.kinds.slice(this.first);
+      this.payloads = this.payloads.slice(this.first);
+      this.first = 0;
     }
   }
 }

@@ -4,7 +4,7 @@
  * message. Everything else streams through as the bytes PostgreSQL or the client sent.
  */
 import type { AuthenticatedAccount } from '../../auth/index.js';
-import type { ProtocolStateView } from './protocolState.js';
+import type { ProtocolStateView, ReplyTracker } from './protocolState.js';
 
 /**
  * What to do with an intercepted message:
@@ -27,6 +27,11 @@ export interface SessionContext {
   /** The client's startup parameters passed on upstream (user and database excluded): search_path, options… */
   readonly startupParameters?: ReadonlyMap<string, string>;
   readonly state: ProtocolStateView;
+  /**
+   * The replies PostgreSQL still owes, with whatever the session's hooks attached to each: hooks
+   * that keep data per reply attach it here rather than following the replies themselves.
+   */
+  readonly replies: ReplyTracker<unknown>;
   /**
    * Sends backend messages to the client after the replies to every frontend message forwarded
    * so far, as if PostgreSQL had answered at that point (e.g. an ErrorResponse for a refused Parse).

@@ -32,7 +32,7 @@ export interface SessionRelayOptions {
 export class SessionRelay {
   private readonly frontend: MessagePump;
   private readonly backend: MessagePump;
-  private readonly state = new ProtocolState();
+  private readonly state = new ProtocolState<unknown>();
   private readonly hooks: SessionHooks;
   private closed = false;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -41,12 +41,13 @@ export class SessionRelay {
 
   constructor(
     private readonly options: SessionRelayOptions,
-    context: Omit<SessionContext, 'replyInOrder' | 'discardUntilSync' | 'state'>,
+    context: Omit<SessionContext, 'replyInOrder' | 'discardUntilSync' | 'state' | 'replies'>,
   ) {
     const state = this.state;
     const sessionContext: SessionContext = {
       ...context,
       state,
+      replies: state,
       replyInOrder: (messages) => {
         if (!state.replyInOrder(messages)) this.backend.sendNow(messages);
       },
@@ -62,6 +63,7 @@ export class SessionRelay {
         forEachFrame(bytes, (type, _first, start, end) => {
           if (state.frontendMessage(type)) kept.push(bytes.subarray(start, end));
         });
+        state.clearExpected();
         return kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept);
       }),
       takeAfter: () => [],

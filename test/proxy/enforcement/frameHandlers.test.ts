@@ -12,6 +12,8 @@ import type { CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/cat
 import { createPolicyHooks, type PolicyHooks } from '../../../src/proxy/enforcement/index.js';
 import { relationOf, snapshotOf } from './support/catalogFixtures.js';
 import { type SessionContext, type SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
+import { ProtocolState } from '../../../src/proxy/session/protocolState.js';
+import { forEachFrame } from '../../../src/proxy/protocol/messageReaders.js';
 import {
   commandCompleteMessage, copyDataMessage, dataRowMessage, errorResponse as errorResponseMessage, readyForQuery as readyForQueryMessage,
   rowDescriptionMessage, typedMessage,
@@ -34,10 +36,14 @@ function snapshot(): CatalogSnapshot {
   ])], { currentUser: 'pgveil', defaultSearchPath: '"$user", public' });
 }
 
-/** A session as the hooks see it: what they answer in order is collected. */
+/**
+ * A session as the hooks see it: its ProtocolState follows what is forwarded, as the relay's does,
+ * and what the hooks answer in order is collected.
+ */
 interface FakeSession {
   readonly hooks: SessionHooks;
   readonly context: SessionContext;
+  readonly state: ProtocolState<unknown>;
   readonly replies: Buffer[];
 }
 
@@ -47,22 +53,28 @@ let policyHooks: PolicyHooks;
 
 function session(roles: string[]): FakeSession {
   const replies: Buffer[] = [];
+  const state = new ProtocolState<unknown>();
   const context: SessionContext = {
     account: { email: `${roles.join('-')}@example.com`, roles },
     clientDatabase: 'app', upstreamDatabase: 'app', upstreamUser: 'pgveil',
     serverParameters: new Map([['DateStyle', 'ISO, MDY'], ['client_encoding', 'UTF8'], ['search_path', '"$user", public']]),
-    state: { transactionStatus: 'I', pendingReplies: 0, upstreamSkippingUntilSync: false, proxyDiscardingUntilSync: false, copyMode: 'none' },
+    state,
+    replies: state,
     replyInOrder: (messages) => { replies.push(messages); },
     discardUntilSync: () => undefined,
   };
-  return { hooks: policyHooks.factory(context), context, replies };
+  return { hooks: policyHooks.factory(context), context, state, replies };
 }
 
 async function front(s: FakeSession, frame: Buffer): Promise<Buffer | undefined> {
-  return s.hooks.onFrontendMessage(frame, s.context);
+  const verdict = await s.hooks.onFrontendMessage(frame, s.context);
+  forEachFrame(verdict ?? frame, (type) => s.state.frontendMessage(type));
+  s.state.clearExpected();
+  return verdict;
 }
 
 async function back(s: FakeSession, frame: Buffer): Promise<Buffer | undefined> {
+  s.state.backendMessage(frame[0] as number, frame.length > 5 ? (frame[5] as number) : 0);
   return s.hooks.onBackendMessage(frame, s.context);
 }
 

@@ -7,7 +7,7 @@
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 import type { PolicySessionState } from '../policySessionState.js';
-import type { StatementInfo } from '../replyQueue.js';
+import type { StatementInfo } from '../expectedReplies.js';
 import { hasPathDependentNames } from '../catalog/sessionRelations.js';
 import { analyse, planSignature } from './statementRewriter.js';
 

@@ -7,7 +7,7 @@ import type { PreparedNameUse } from '../../sql/index.js';
 import { EVERY_NAME, type PendingChange } from './confirmedNames.js';
 import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
 import type { PolicySessionState } from '../policySessionState.js';
-import type { SettleChanges, StatementInfo } from '../replyQueue.js';
+import type { SettleChanges, StatementInfo } from '../expectedReplies.js';
 import type { ParamPlan, RewrittenStatement } from './statementRewriter.js';
 
 const INVALID_STATEMENT_NAME = '26000';

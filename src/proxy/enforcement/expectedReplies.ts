@@ -1,9 +1,9 @@
 /**
- * What the session knows about statements and portals, and the replies it still expects, in the
- * order PostgreSQL will send them. Following the replies is how a DataRow is tied to the portal
- * it belongs to (a statement described once and executed many times, pipelined portals), how a
- * CopyInResponse is tied to its COPY statement, and which ErrorResponse answers a message pgveil
- * refused (so it can carry pgveil's message).
+ * What the enforcement attaches to each reply PostgreSQL owes (the session's ProtocolState keeps
+ * them in order), and what it knows about statements and portals. Following the replies is how a
+ * DataRow is tied to the portal it belongs to (a statement described once and executed many times,
+ * pipelined portals), how a CopyInResponse is tied to its COPY statement, and which ErrorResponse
+ * answers a message pgveil refused (so it can carry pgveil's message).
  */
 import type { PreparedNameUse, SessionEffect, SqlAnalysis } from '../sql/index.js';
 import type { ChangeOutcome } from './writePath/confirmedNames.js';
@@ -79,50 +79,17 @@ export function settleUnanswered(reply: ExpectedReply, outcome: ChangeOutcome): 
   }
 }
 
-export class ReplyQueue {
-  private items: ExpectedReply[] = [];
-  private head = 0;
+/** The frontend message type whose entry carries each kind of expected reply. */
+const MESSAGE_TYPES: Readonly<Record<ExpectedReply['kind'], number>> = {
+  parse: 0x50, bind: 0x42, close: 0x43, sync: 0x53, function: 0x46,
+  'describe-statement': 0x44, 'describe-portal': 0x44, execute: 0x45, query: 0x51,
+};
 
-  get first(): ExpectedReply | undefined {
-    return this.items[this.head];
-  }
+export function messageTypeOf(reply: ExpectedReply): number {
+  return MESSAGE_TYPES[reply.kind];
+}
 
-  get length(): number {
-    return this.items.length - this.head;
-  }
-
-  push(reply: ExpectedReply): void {
-    this.items.push(reply);
-  }
-
-  shift(): ExpectedReply | undefined {
-    const reply = this.items[this.head];
-    if (reply === undefined) return undefined;
-    this.head++;
-    if (this.head === this.items.length) {
-      this.items = [];
-      this.head = 0;
-    } else if (this.head > 256 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return reply;
-  }
-
-  /** Shifts while `drop` says so, handing each reply shifted to `dropped`. */
-  shiftWhile(drop: (reply: ExpectedReply) => boolean, dropped?: (reply: ExpectedReply) => void): void {
-    while (this.first !== undefined && drop(this.first)) {
-      const reply = this.shift() as ExpectedReply;
-      dropped?.(reply);
-    }
-  }
-
-  /** True when some expected reply may still open a COPY FROM STDIN. */
-  mayOpenCopyIn(): boolean {
-    for (let i = this.head; i < this.items.length; i++) {
-      const reply = this.items[i] as ExpectedReply;
-      if ((reply.kind === 'query' || reply.kind === 'execute') && reply.copies.some((copy) => copy.direction === 'in')) return true;
-    }
-    return false;
-  }
+/** True when the reply may still open a COPY FROM STDIN. */
+export function mayOpenCopyIn(reply: ExpectedReply): boolean {
+  return (reply.kind === 'query' || reply.kind === 'execute') && reply.copies.some((copy) => copy.direction === 'in');
 }
