@@ -173,7 +173,8 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
    * `takeDueInjections()` and send them right after this message.
    */
   backendMessage(type: number, firstBodyByte: number): boolean {
-    this.current = this.headPayload();
+    const first = this.first;
+    this.current = first < this.kinds.length && this.kinds[first] !== INJECTED ? this.payloads[first] as P | undefined : undefined;
     this.answered = undefined;
     switch (type) {
       case 0x31: return this.complete(PARSE);                 // 1 ParseComplete
@@ -222,11 +223,6 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
 
   private headKind(): number {
     return this.first < this.kinds.length ? (this.kinds[this.first] as number) : 0;
-  }
-
-  private headPayload(): P | undefined {
-    const kind = this.headKind();
-    return kind === 0 || kind === INJECTED || kind === COPY_END ? undefined : this.payloads[this.first] as P | undefined;
   }
 
   private complete(kind: number): boolean {
