@@ -80,8 +80,8 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   private stagedPayloads: P[] = [];
   private stagedNext = 0;
   private listener: ReplyListener<P> | undefined;
-  current: P | undefined;
-  answered: P | undefined;
+  private currentPayload: P | undefined;
+  private answeredPayload: P | undefined;
   private status = CODE_I;
   private frontendInCopyIn = false;
   upstreamSkippingUntilSync = false;
@@ -107,6 +107,14 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
     this.stagedTypes.length = 0;
     this.stagedPayloads.length = 0;
     this.stagedNext = 0;
+  }
+
+  get current(): P | undefined {
+    return this.currentPayload;
+  }
+
+  get answered(): P | undefined {
+    return this.answeredPayload;
   }
 
   get head(): P | undefined {
@@ -135,6 +143,9 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
    * instead (it is discarding until Sync on an interceptor's request).
    */
   frontendMessage(type: number): boolean {
+    // A payload staged for this message goes with its entry, or is dropped with the message.
+    const payload = this.stagedNext < this.stagedTypes.length && this.stagedTypes[this.stagedNext] === type
+      ? this.stagedPayloads[this.stagedNext++] : undefined;
     const endsDiscard = type === 0x53 /* S */ || type === 0x58 /* X */;
     if (this.proxyDiscardingUntilSync) {
       if (!endsDiscard) return false;
@@ -145,9 +156,6 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
       if (!endsDiscard) return true;
       this.upstreamSkippingUntilSync = false;
     }
-    // A payload staged for this message goes with its entry (or is dropped with it).
-    const payload = this.stagedNext < this.stagedTypes.length && this.stagedTypes[this.stagedNext] === type
-      ? this.stagedPayloads[this.stagedNext++] : undefined;
     switch (type) {
       case 0x50: this.push(PARSE, payload); break;                     // P
       case 0x42: this.push(BIND, payload); break;                      // B
@@ -174,8 +182,8 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
    */
   backendMessage(type: number, firstBodyByte: number): boolean {
     const first = this.first;
-    this.current = first < this.kinds.length && this.kinds[first] !== INJECTED ? this.payloads[first] as P | undefined : undefined;
-    this.answered = undefined;
+    this.currentPayload = first < this.kinds.length && this.kinds[first] !== INJECTED ? this.payloads[first] as P | undefined : undefined;
+    this.answeredPayload = undefined;
     switch (type) {
       case 0x31: return this.complete(PARSE);                 // 1 ParseComplete
       case 0x32: return this.complete(BIND);                  // 2 BindComplete
@@ -227,7 +235,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
 
   private complete(kind: number): boolean {
     if (this.headKind() !== kind) return false;
-    this.answered = this.payloads[this.first] as P | undefined;
+    this.answeredPayload = this.payloads[this.first] as P | undefined;
     this.shift();
     return this.dueAfterShift();
   }
@@ -245,7 +253,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
     this.copyMode = 'none';
     this.frontendInCopyIn = false;
     if (kind === 0 || kind === SYNC || kind === SIMPLE_QUERY) { // ReadyForQuery follows
-      if (this.current !== undefined) this.listener?.(this.current, 'failed');
+      if (this.currentPayload !== undefined) this.listener?.(this.currentPayload, 'failed');
       return false;
     }
     // Extended protocol: PostgreSQL skips everything up to the next Sync, injected replies included.
@@ -263,7 +271,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
     while (this.first < this.kinds.length) {
       const kind = this.kinds[this.first];
       if (kind === SYNC || kind === SIMPLE_QUERY) {
-        this.answered = this.payloads[this.first] as P | undefined;
+        this.answeredPayload = this.payloads[this.first] as P | undefined;
         this.shift();
         break;
       }
