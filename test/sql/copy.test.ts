@@ -61,7 +61,7 @@ describe('COPY FROM STDIN', () => {
 
   it('analyses COPY (query) TO as its query', () => {
     const statement = analyseOne('COPY (SELECT * FROM customers WHERE ssn = $1) TO STDOUT');
-    expect(statement.params).toEqual([{ param: 1, column: SSN }]);
+    expect(statement.params).toEqual([{ param: 1, column: SSN, locations: [42] }]);
     expect(statement.copyFrom).toBeUndefined();
   });
 

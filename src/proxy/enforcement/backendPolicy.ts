@@ -15,6 +15,7 @@ import { settleUnanswered, type ExpectedReply, type PortalInfo } from './expecte
 import { namesTableColumns, planResult, type ResultPlan } from './readPath/resultPlan.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
 import { commandTag, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
+import { parameterDescriptionMessage } from '../protocol/messages.js';
 
 const BATCH_ROWS = 2048;
 const FIRST_NORMAL_OID = 16384;
@@ -141,7 +142,13 @@ export class BackendPolicy {
         if (head?.kind !== 'describe-statement') return undefined;
         const types = readParameterDescription(frame);
         head.statement.paramTypes = types.map((oid, i) => (head.statement.paramTypes[i] || oid));
-        return head.internal ? DROP : undefined;
+        if (head.internal) return DROP;
+        // Parameters pgveil appended (parameterSplit.ts) are not the client's to see.
+        const clientCount = head.statement.clientParamCount;
+        if ((head.statement.extraParams?.size ?? 0) > 0 && clientCount !== undefined && types.length > clientCount) {
+          return parameterDescriptionMessage(types.slice(0, clientCount));
+        }
+        return undefined;
       }
       case 0x54: return this.rowDescription(frame, head); // T
       case 0x6e: // n NoData

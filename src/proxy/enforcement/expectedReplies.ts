@@ -25,7 +25,11 @@ export interface StatementInfo {
   readonly sql?: string;
   readonly resolutionKey?: string;
   readonly analysis?: SqlAnalysis;
-  /** Declared in Parse; zeros filled in from ParameterDescription when the client describes it. */
+  /** Parameters pgveil appended → the client's parameter each carries (parameterSplit.ts). */
+  readonly extraParams?: ReadonlyMap<number, number>;
+  /** The client's parameter count, when pgveil appended some (ParameterDescription is cut back to it). */
+  readonly clientParamCount?: number;
+  /** Declared in Parse (and the appended ones'); zeros filled in from ParameterDescription when the client describes it. */
   paramTypes: number[];
   readonly copies: readonly CopyStream[];
   /** From Describe (statement): undefined until then; null for NoData. */

@@ -10,6 +10,7 @@ import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
 import { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead, schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
 import { certain, preparedNameChanges, refuseExecuteOfProtectedStatement, statementForBind } from './writePath/preparedStatements.js';
+import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind } from './writePath/bindRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
@@ -60,18 +61,18 @@ export class FrontendPolicy {
   }
 
   /** `domain`: the search_path failure domain of the message (SessionSearchPath). */
-  private async analysed(sql: string, domain: number): Promise<RewrittenStatement> {
+  private async analysed(sql: string, domain: number, declaredParamCount = 0): Promise<RewrittenStatement> {
     // Short texts (nearly all) skip the worker's round trip, and an extra await on the hot path.
-    if (sql.length < OFF_THREAD_PARSE_LENGTH) return this.analysedInPlace(sql, domain);
+    if (sql.length < OFF_THREAD_PARSE_LENGTH) return this.analysedInPlace(sql, domain, declaredParamCount);
     await parseAhead(sql);
     try {
-      return await this.analysedInPlace(sql, domain);
+      return await this.analysedInPlace(sql, domain, declaredParamCount);
     } finally {
       forgetParsed(sql);
     }
   }
 
-  private async analysedInPlace(sql: string, domain: number): Promise<RewrittenStatement> {
+  private async analysedInPlace(sql: string, domain: number, declaredParamCount: number): Promise<RewrittenStatement> {
     const state = this.state;
     let policies = await state.policies();
     if (state.wantsNewerDefault(policies)) {
@@ -105,7 +106,7 @@ export class FrontendPolicy {
       const refusal = state.pendingSchema.check(facts, policies, unsure);
       if (refusal !== undefined) throw refusal;
     }
-    const rewritten = await rewriteStatement(sql, analysis, context);
+    const rewritten = await rewriteStatement(sql, analysis, context, declaredParamCount);
     if (facts !== undefined) state.pendingSchema.record(facts, policies);
     if (rewritten.changesCatalog) state.ddlPending = true;
     return rewritten;
@@ -148,7 +149,7 @@ export class FrontendPolicy {
     const failureClears = parse.name === '';
     let rewritten: RewrittenStatement;
     try {
-      rewritten = await this.analysed(parse.sql, state.searchPath.messageDomain());
+      rewritten = await this.analysed(parse.sql, state.searchPath.messageDomain(), parse.paramTypes.length);
       refuseExecuteOfProtectedStatement(rewritten, state, state.batch);
     } catch (error) {
       if (!isRefusal(error)) throw error;
@@ -159,14 +160,16 @@ export class FrontendPolicy {
       state.discarding = true;
       return parseMessage({ name: parse.name, sql: FAILING_SQL, paramTypes: [] });
     }
+    const paramTypes = splitParamTypes(parse.paramTypes, rewritten.extraParams);
     const change = state.statements.change(parse.name, {
-      params: rewritten.params, paramTypes: [...parse.paramTypes], copies: rewritten.copies, fields: undefined, describeRequested: false,
+      params: rewritten.params, paramTypes, extraParams: rewritten.extraParams, clientParamCount: rewritten.clientParamCount, copies: rewritten.copies, fields: undefined, describeRequested: false,
       sessionEffects: rewritten.analysis.statements[0]?.sessionEffects ?? [],
       preparedNames: rewritten.analysis.statements[0]?.preparedNames,
       sql: parse.sql, resolutionKey: rewritten.resolutionKey, analysis: rewritten.analysis,
     }, state.batch, { failureClears });
     state.expectReply({ kind: 'parse', settle: (outcome) => state.statements.settle(change, outcome) });
-    return rewritten.sql === parse.sql ? undefined : parseMessage({ ...parse, sql: rewritten.sql });
+    if (rewritten.sql === parse.sql && rewritten.extraParams.size === 0) return undefined;
+    return parseMessage({ ...parse, sql: rewritten.sql, paramTypes });
   }
 
   private bind(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
@@ -191,11 +194,11 @@ export class FrontendPolicy {
   ): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
     const settle: SettleChanges = (outcome) => state.portals.settle(change, outcome);
-    if (statement.params.size === 0) {
+    if (statement.params.size === 0 && (statement.extraParams?.size ?? 0) === 0) {
       state.expectReply({ kind: 'bind', settle });
       return undefined;
     }
-    return rewriteBind(frame, bind, statement.params, statement.paramTypes, state.services.engine, state.settings.dateStyle).then(
+    return rewriteBind(frame, bind, statement, state.services.engine, state.settings.dateStyle).then(
       (rewritten) => {
         state.services.metrics.valuesProtected += statement.params.size;
         state.expectReply({ kind: 'bind', settle });

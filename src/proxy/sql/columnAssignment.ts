@@ -13,11 +13,12 @@ import { columnName, sameColumn } from './relationLookup.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
 import { feedSupplied } from './suppliedValues.js';
+import { nodeLocation } from './parseTree.js';
 
 export function assignValue(column: ColumnRef, node: Node, scope: Scope, context: AnalysisContext): void {
   const value = operandOf(node, scope, context);
   switch (value.kind) {
-    case 'param': return context.findings.addParam(value.param, column);
+    case 'param': return context.findings.addParam(value.param, column, nodeLocation(value.node));
     case 'literal': return recordLiteral(value.constant, column, context);
     case 'supplied': return feedSupplied(value.source, column, operandPosition(value), context);
     case 'null':

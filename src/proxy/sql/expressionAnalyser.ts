@@ -100,6 +100,8 @@ export function compareOperands(left: Operand, right: Operand, scope: Scope, mod
   const leftProtected = left.kind === 'protected' || left.kind === 'derived';
   const rightProtected = right.kind === 'protected' || right.kind === 'derived';
   if (!leftProtected && !rightProtected) {
+    notePlainComparison(left, right, context);
+    notePlainComparison(right, left, context);
     analyseOperand(left, scope, mode, context);
     analyseOperand(right, scope, mode, context);
     return;
@@ -124,13 +126,21 @@ function compareSupplied(left: Operand, right: Operand, scope: Scope, mode: Expr
     rejectColumn(other.from, 'an expression computed from it is compared with a value; only the column itself can be compared', operandPosition(other));
   }
   context.findings.addSuppliedMisuse(supplied.source, 'is also compared with something other than a protected column');
+  notePlainComparison(other, supplied, context);
   analyseOperand(other, scope, mode, context);
+}
+
+/** A parameter or constant compared with something else than a protected column keeps its own value there. */
+function notePlainComparison(value: Operand, other: Operand, context: AnalysisContext): void {
+  if (value.kind !== 'param' && value.kind !== 'literal') return;
+  if (other.kind === 'param' || other.kind === 'literal' || other.kind === 'null') return;
+  context.findings.addPlainComparedValue(value.kind === 'literal' ? value.constant.location ?? 0 : nodeLocation(value.node));
 }
 
 /** Records a value compared with a protected column, or refuses what cannot be protected. */
 function feedComparison(column: ColumnRef, other: Operand, context: AnalysisContext): void {
   switch (other.kind) {
-    case 'param': return context.findings.addParam(other.param, column);
+    case 'param': return context.findings.addParam(other.param, column, nodeLocation(other.node));
     case 'literal': return recordLiteral(other.constant, column, context);
     case 'null': return;
     default: rejectColumn(column, `it is compared with ${unprotectableReason(other)}`, operandPosition(other));
@@ -182,7 +192,7 @@ function compareWithArray(left: Operand, right: Node, scope: Scope, mode: Expres
     return;
   }
   if (left.kind === 'protected') {
-    if ('ParamRef' in array) return context.findings.addArrayParam(array.ParamRef.number ?? 0, left.column);
+    if ('ParamRef' in array) return context.findings.addArrayParam(array.ParamRef.number ?? 0, left.column, nodeLocation(array));
     if ('A_Const' in array && array.A_Const.isnull === true) return;
     const reason = 'A_Const' in array
       ? 'an array constant cannot be protected element by element; use ARRAY[…] or an array parameter'

@@ -14,6 +14,6 @@ export { preparedNameUseOf, type PreparedNameEffect, type PreparedNameUse } from
 export { parseSearchPath } from './searchPathValue.js';
 export type {
   ColumnComparison, ColumnRef, CopyColumn, CopyFormat, CopyFromTarget, CopyOptions, CopyShape, LiteralTarget,
-  ParamTarget, PlaintextExposure, PlaintextSource, ProtectedSchema, Rejection, ResolvedTable, RuleFinding, SqlAnalysis,
+  ParamTarget, ParamUse, PlaintextExposure, PlaintextSource, ProtectedSchema, Rejection, ResolvedTable, RuleFinding, SqlAnalysis,
   StatementAnalysis, StatementRule,
 } from './sqlAnalysisTypes.js';

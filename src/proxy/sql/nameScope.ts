@@ -20,10 +20,10 @@ export type ColumnOrigin =
 
 /** One parameter or constant behind a supplied column (per row for VALUES, per element for unnest). */
 export type SuppliedValue =
-  | { readonly kind: 'param'; readonly param: number }
+  | { readonly kind: 'param'; readonly param: number; readonly location: number | undefined }
   | { readonly kind: 'literal'; readonly constant: A_Const }
   /** `unnest($n::type[])`: each element of the array parameter. */
-  | { readonly kind: 'arrayParam'; readonly param: number }
+  | { readonly kind: 'arrayParam'; readonly param: number; readonly location: number | undefined }
   /** `unnest('{a,b}'::text[])`: an array constant, each element protected and the array re-written. */
   | { readonly kind: 'arrayConstant'; readonly constant: A_Const };
 

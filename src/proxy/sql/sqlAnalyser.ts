@@ -13,7 +13,7 @@ import { findProtectedTableMention } from './protectedNameScan.js';
 import { analyseExpression } from './expressionAnalyser.js';
 import { analyseSelect } from './queryAnalyser.js';
 import { RelationLookup, sameColumn } from './relationLookup.js';
-import type { ColumnRef, PlaintextExposure, ProtectedSchema, RuleFinding, SqlAnalysis, StatementAnalysis } from './sqlAnalysisTypes.js';
+import type { ColumnRef, ParamUse, PlaintextExposure, ProtectedSchema, RuleFinding, SqlAnalysis, StatementAnalysis } from './sqlAnalysisTypes.js';
 import { parseSql, SqlSyntaxError } from './sqlParser.js';
 import { SqlText } from './sqlText.js';
 import {
@@ -114,7 +114,26 @@ function analyseRawStatement(raw: RawStmt, text: SqlText, relations: RelationLoo
     exposures: findings.exposures,
     opaqueRead: findings.opaqueRead,
     ...withRules(statementRuleFindings(raw.stmt, relations)),
+    ...withParamUses(raw.stmt),
+    ...(findings.plainComparedValues.length === 0 ? {} : { plainComparedValues: findings.plainComparedValues }),
   };
+}
+
+/** Every `$n` token of the statement, in text order. */
+function withParamUses(node: Node | undefined): { paramUses?: readonly ParamUse[] } {
+  if (node === undefined) return {};
+  const uses: ParamUse[] = [];
+  const visit = (child: Node): void => {
+    if ('ParamRef' in child) {
+      // A location of 0 is omitted from the parser's JSON.
+      uses.push({ param: child.ParamRef.number ?? 0, location: child.ParamRef.location ?? 0 });
+      return;
+    }
+    forEachChild(child, visit);
+  };
+  visit(node);
+  uses.sort((a, b) => a.location - b.location);
+  return uses.length === 0 ? {} : { paramUses: uses };
 }
 
 function withRules(rules: RuleFinding[]): { rules?: readonly RuleFinding[] } {

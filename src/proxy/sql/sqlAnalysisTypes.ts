@@ -103,6 +103,14 @@ export interface PlaintextExposure {
 export interface ParamTarget {
   readonly param: number;
   readonly column: ColumnRef;
+  /** Byte offsets of the `$n` tokens that feed this column (one `$n` may feed others elsewhere). */
+  readonly locations: readonly number[];
+}
+
+/** One `$n` token in the text, wherever it is used. */
+export interface ParamUse {
+  readonly param: number;
+  readonly location: number;
 }
 
 /** A constant in the text feeding a protected column: replace bytes [start, end) to protect it. */
@@ -206,6 +214,13 @@ export interface StatementAnalysis {
   readonly rules?: readonly RuleFinding[];
   /** Prepared statements it defines, removes or runs by name (none when omitted). */
   readonly preparedNames?: PreparedNameUse;
+  /** Every `$n` token of the statement (none when omitted). */
+  readonly paramUses?: readonly ParamUse[];
+  /**
+   * Byte offsets of parameters and constants compared with something other than a protected
+   * column (`$1 IN (ssn, name)` compares one `$1` with both; none when omitted).
+   */
+  readonly plainComparedValues?: readonly number[];
 }
 
 export interface SqlAnalysis {

@@ -54,20 +54,25 @@ export class StatementFindings {
     this.opaqueRead ??= reason;
   }
 
-  addParam(param: number, column: ColumnRef): void {
-    addTarget(this.params, param, column);
+  /** Offsets of parameters and constants compared with a value that is not a protected column. */
+  readonly plainComparedValues: number[] = [];
+
+  addParam(param: number, column: ColumnRef, location: number | undefined): void {
+    addTarget(this.params, param, column, location);
   }
 
-  addArrayParam(param: number, column: ColumnRef): void {
-    addTarget(this.arrayParams, param, column);
+  addArrayParam(param: number, column: ColumnRef, location: number | undefined): void {
+    addTarget(this.arrayParams, param, column, location);
   }
 
-  private readonly literalStarts = new Set<number>();
+  addPlainComparedValue(location: number | undefined): void {
+    if (location !== undefined && !this.plainComparedValues.includes(location)) this.plainComparedValues.push(location);
+  }
 
   addLiteral(literal: LiteralTarget): void {
-    // A walk may meet the same constant twice (an IN list's left side is compared per item).
-    if (this.literalStarts.has(literal.start)) return;
-    this.literalStarts.add(literal.start);
+    // A walk may meet the same constant twice (an IN list's left side is compared per item); met
+    // with another column, both are kept so the caller can tell whether one token serves both.
+    if (this.literals.some((known) => known.start === literal.start && sameColumn(known.column, literal.column))) return;
     this.literals.push(literal);
   }
 
@@ -121,8 +126,17 @@ export class StatementFindings {
   }
 }
 
-function addTarget(targets: ParamTarget[], param: number, column: ColumnRef): void {
-  if (!targets.some((target) => target.param === param && sameColumn(target.column, column))) {
-    targets.push({ param, column });
+interface MutableParamTarget extends ParamTarget {
+  readonly locations: number[];
+}
+
+function addTarget(targets: ParamTarget[], param: number, column: ColumnRef, location: number | undefined): void {
+  const known = targets.find((target) => target.param === param && sameColumn(target.column, column)) as MutableParamTarget | undefined;
+  const locations = location === undefined ? [] : [location];
+  if (known === undefined) {
+    const target: MutableParamTarget = { param, column, locations };
+    targets.push(target);
+  } else if (location !== undefined && !known.locations.includes(location)) {
+    known.locations.push(location);
   }
 }

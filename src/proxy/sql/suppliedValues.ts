@@ -20,7 +20,7 @@ import { rejectColumn } from './statementFindings.js';
 /** The values behind one expression: a parameter or constant (plain casts allowed), none for NULL. */
 function valuesOf(node: Node): SuppliedValue[] | undefined {
   const inner = stripCasts(node);
-  if ('ParamRef' in inner) return [{ kind: 'param', param: inner.ParamRef.number ?? 0 }];
+  if ('ParamRef' in inner) return [{ kind: 'param', param: inner.ParamRef.number ?? 0, location: inner.ParamRef.location }];
   if ('A_Const' in inner) return inner.A_Const.isnull === true ? [] : [{ kind: 'literal', constant: inner.A_Const }];
   return undefined;
 }
@@ -62,7 +62,7 @@ function unnestArgument(node: Node): SuppliedValue[] | undefined {
     const isArray = (node.TypeCast.typeName?.arrayBounds?.length ?? 0) > 0;
     const inner = node.TypeCast.arg;
     if (isArray && scalar && SCALAR_TYPES.has(names[names.length - 1] ?? '')) {
-      if ('ParamRef' in inner) return [{ kind: 'arrayParam', param: inner.ParamRef.number ?? 0 }];
+      if ('ParamRef' in inner) return [{ kind: 'arrayParam', param: inner.ParamRef.number ?? 0, location: inner.ParamRef.location }];
       if ('A_Const' in inner) return inner.A_Const.isnull === true ? [] : [{ kind: 'arrayConstant', constant: inner.A_Const }];
     }
     return 'A_ArrayExpr' in inner ? unnestArgument(inner) : undefined;
@@ -113,9 +113,9 @@ export function feedSupplied(source: SuppliedColumn, column: ColumnRef, position
   context.findings.addSuppliedFeed(source, column, position);
   for (const value of source.values) {
     switch (value.kind) {
-      case 'param': context.findings.addParam(value.param, column); break;
+      case 'param': context.findings.addParam(value.param, column, value.location); break;
       case 'literal': recordLiteral(value.constant, column, context); break;
-      case 'arrayParam': context.findings.addArrayParam(value.param, column); break;
+      case 'arrayParam': context.findings.addArrayParam(value.param, column, value.location); break;
       case 'arrayConstant':
         if (value.constant.sval === undefined) rejectColumn(column, 'only a quoted array constant can be protected element by element', value.constant.location);
         recordLiteral(value.constant, column, context, true);

@@ -22,16 +22,15 @@ function typeName(oid: number): string {
  * Returns the Bind to forward (the same frame when no parameter needs protecting). `paramTypes`
  * are the statement's parameter types as declared in Parse or reported by ParameterDescription.
  */
-export async function rewriteBind(
-  frame: Buffer, bind: BindMessage, params: ReadonlyMap<number, ParamPlan>, paramTypes: readonly number[], engine: Engine, style: DateStyle,
-): Promise<Buffer> {
-  const values = [...bind.values];
+export async function rewriteBind(frame: Buffer, bind: BindMessage, statement: BoundStatement, engine: Engine, style: DateStyle): Promise<Buffer> {
+  const { params, paramTypes } = statement;
+  const { values, paramFormats } = withExtraParams(bind, statement);
   const batch = new ProtectionBatch();
   for (const [param, plan] of params) {
     const index = param - 1;
     const value = values[index];
     if (value === null || value === undefined) continue;
-    const binary = formatAt(bind.paramFormats, index) === 1;
+    const binary = formatAt(paramFormats, index) === 1;
     const declared = paramTypes[index] ?? 0;
     const { policy } = plan;
     if (!plan.array) {
@@ -74,7 +73,32 @@ export async function rewriteBind(
       });
     });
   }
-  if (batch.size === 0) return frame;
-  await batch.run(engine);
-  return bindMessage({ ...bind, values });
+  if (batch.size === 0 && values.length === bind.values.length) return frame;
+  if (batch.size > 0) await batch.run(engine);
+  return bindMessage({ ...bind, paramFormats, values });
+}
+
+export interface BoundStatement {
+  readonly params: ReadonlyMap<number, ParamPlan>;
+  readonly paramTypes: readonly number[];
+  readonly extraParams?: ReadonlyMap<number, number>;
+  readonly clientParamCount?: number;
+}
+
+/**
+ * The client's values with each parameter pgveil appended carrying its source's value (and
+ * format). A Bind with another count than the client's statement has is left as sent: the server
+ * refuses it.
+ */
+function withExtraParams(bind: BindMessage, statement: BoundStatement): { values: (Buffer | null)[]; paramFormats: readonly number[] } {
+  const extra = statement.extraParams;
+  const values = [...bind.values];
+  if (extra === undefined || extra.size === 0 || values.length !== statement.clientParamCount) return { values, paramFormats: bind.paramFormats };
+  const formats = [...bind.paramFormats];
+  const perValue = formats.length > 1;
+  for (const [param, source] of [...extra].sort(([a], [b]) => a - b)) {
+    values[param - 1] = bind.values[source - 1] ?? null;
+    if (perValue) formats[param - 1] = bind.paramFormats[source - 1] ?? 0;
+  }
+  return { values, paramFormats: formats };
 }

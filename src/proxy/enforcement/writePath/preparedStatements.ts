@@ -20,7 +20,8 @@ export function certain<T>(candidates: readonly (T | undefined)[]): T | undefine
 function planSignature(statement: StatementInfo): string {
   const entries = [...statement.params].sort(([a], [b]) => a - b);
   const plans = entries.map(([n, plan]: [number, ParamPlan]) => `${n}:${plan.policy.key}:${plan.array}:${plan.columnType}:${statement.paramTypes[n - 1] ?? 0}`);
-  return plans.join(',');
+  const extras = [...(statement.extraParams ?? [])].map(([k, n]) => `${k}<${n}`);
+  return `${plans.join(',')}|${extras.join(',')}`;
 }
 
 /**

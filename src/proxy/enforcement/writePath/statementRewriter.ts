@@ -7,9 +7,8 @@
 import { createHash } from 'node:crypto';
 import type { ColumnPolicy } from '../../../policy/index.js';
 import type { Engine } from '../../../engine/index.js';
-import {
-  spliceLiterals, type ColumnRef, type LiteralReplacement, type LiteralTarget, type SqlAnalysis, type SqlAnalysisCache,
-} from '../../sql/index.js';
+import { quoteLiteral, type ColumnRef, type LiteralTarget, type SqlAnalysis, type SqlAnalysisCache } from '../../sql/index.js';
+import { splitParameters, spliceText, type ParamPlan } from './parameterSplit.js';
 import { columnName } from '../../sql/relationLookup.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { copyStreamOf, type CopyStream } from './copyTargets.js';
@@ -22,19 +21,15 @@ import { ProtectionBatch } from './valueProtector.js';
 import { normaliseText } from './normaliseText.js';
 import type { DateStyle } from '../valueCodecs/dateStyle.js';
 
-/** How to protect the Bind value of one `$n`. */
-export interface ParamPlan {
-  readonly policy: ColumnPolicy;
-  /** `col = ANY($n)`: each element is a value. */
-  readonly array: boolean;
-  /** The column's type: how a binary value of an untyped parameter is read. */
-  readonly columnType: number;
-}
+export type { ParamPlan } from './parameterSplit.js';
 
 export interface RewrittenStatement {
   /** The text to forward (the same string when nothing changed). */
   readonly sql: string;
   readonly params: ReadonlyMap<number, ParamPlan>;
+  /** Parameters pgveil appended (→ the client's parameter they carry; see parameterSplit.ts). */
+  readonly extraParams: ReadonlyMap<number, number>;
+  readonly clientParamCount: number;
   /** The COPY data streams, in statement order. */
   readonly copies: readonly CopyStream[];
   /** Statement kinds that change the catalog (the caller refreshes it afterwards). */
@@ -80,20 +75,22 @@ function policyFor(policies: ColumnPolicies, column: ColumnRef): ColumnPolicy {
   return policy;
 }
 
+type TextReplacement = { readonly start: number; readonly end: number; readonly token: string };
+
 /** An array constant (`unnest('{a,b}'::text[])`): each element protected, the array spliced back whole. */
 function protectArrayConstant(
-  literal: LiteralTarget, policy: ColumnPolicy, type: number, style: DateStyle, batch: ProtectionBatch, replacements: LiteralReplacement[],
+  literal: LiteralTarget, policy: ColumnPolicy, type: number, style: DateStyle, batch: ProtectionBatch, replacements: TextReplacement[],
 ): void {
   const elements = parseTextArray(literal.value);
   if (elements === undefined) throw valueRefusal(policy, 'an array constant feeding it is not a one-dimensional array');
   const out = [...elements];
-  const replacement = { start: literal.start, end: literal.end, value: literal.value };
+  const replacement = { start: literal.start, end: literal.end };
   let pending = elements.filter((element) => element !== null).length;
   elements.forEach((element, index) => {
     if (element === null) return;
     batch.add(policy, normaliseText(type, element, style), (protectedText) => {
       out[index] = protectedText;
-      if (--pending === 0) replacements.push({ ...replacement, value: formatTextArray(out) });
+      if (--pending === 0) replacements.push({ ...replacement, token: quoteLiteral(formatTextArray(out)) });
     });
   });
 }
@@ -120,15 +117,17 @@ export function analyse(sql: string, context: StatementContext): SqlAnalysis {
 }
 
 /** Throws PolicyRefusal when the text must not be forwarded. */
-export async function rewriteStatement(sql: string, analysis: SqlAnalysis, context: StatementContext): Promise<RewrittenStatement> {
+export async function rewriteStatement(sql: string, analysis: SqlAnalysis, context: StatementContext, declaredParamCount = 0): Promise<RewrittenStatement> {
   const { policies } = context;
   if (analysis.rejection !== undefined) throw new PolicyRefusal(analysis.rejection.sqlState, analysis.rejection.message);
   const masked = maskedColumnRefusal(analysis, policies, context.actions);
   if (masked !== undefined) throw masked;
-  const params = new Map<number, ParamPlan>();
   const copies: CopyStream[] = [];
   let changesCatalog = false;
   const textBytes = Buffer.from(sql, 'utf8');
+  const split = splitParameters(textBytes, analysis, declaredParamCount, {
+    policyOf: (column) => policyFor(policies, column), typeOf: (column) => columnType(policies, column), same: sameProtection,
+  });
   let schemaAt = context.schema; // the search_path in force at each statement of the text
   for (const statement of analysis.statements) {
     if (!READ_WRITE_KINDS.has(statement.type)) changesCatalog = true;
@@ -142,21 +141,6 @@ export async function rewriteStatement(sql: string, analysis: SqlAnalysis, conte
         throw unsupportedRefusal(`pgveil refused the statement: protected column ${columnName(comparison.left)} is compared with another column, but its tokens are randomised (noise)`);
       }
     }
-    for (const target of [...statement.params, ...statement.arrayParams]) {
-      const policy = policyFor(policies, target.column);
-      const array = statement.arrayParams.includes(target);
-      const known = params.get(target.param);
-      if (known !== undefined) {
-        if (known.policy !== policy && !sameProtection(known.policy, policy)) {
-          throw unsupportedRefusal(`pgveil refused the statement: parameter $${target.param} feeds protected columns with different policies (${columnName(target.column)} among them)`);
-        }
-        if (known.array !== array) {
-          throw unsupportedRefusal(`pgveil refused the statement: protected column ${columnName(target.column)}: parameter $${target.param} is used both as one value and as an array of values`);
-        }
-        continue;
-      }
-      params.set(target.param, { policy, array, columnType: columnType(policies, target.column) });
-    }
     if (statement.type === 'CopyStmt') {
       const text = textBytes.subarray(statement.start, statement.end).toString('utf8');
       const stream = copyStreamOf(text, statement.copyFrom, policies, context.actions, schemaAt, statement.copy);
@@ -165,21 +149,38 @@ export async function rewriteStatement(sql: string, analysis: SqlAnalysis, conte
     schemaAt = schemaAt.afterStatement(statement.sessionEffects ?? []);
   }
   const batch = new ProtectionBatch();
-  const replacements: LiteralReplacement[] = [];
+  const replacements = [...split.renumbered];
   for (const statement of analysis.statements) {
+    const plainCompared = new Set(statement.plainComparedValues ?? []);
+    const placed = new Map<number, ColumnRef>();
     for (const literal of statement.literals) {
       const policy = policyFor(policies, literal.column);
+      // One constant compared with several columns (`'x' IN (ssn, name)`) can hold one value only.
+      const seen = placed.get(literal.start);
+      if (seen !== undefined) {
+        const other = policyFor(policies, seen);
+        if (other !== policy && !sameProtection(other, policy)) {
+          throw unsupportedRefusal(`pgveil refused the statement: a constant is compared with protected columns ${columnName(seen)} and ${columnName(literal.column)} with different policies at one place; write the value twice`);
+        }
+        continue;
+      }
+      if (plainCompared.has(literal.start)) {
+        throw unsupportedRefusal(`pgveil refused the statement: a constant is compared with protected column ${columnName(literal.column)} and with other values at one place; write the value twice`);
+      }
+      placed.set(literal.start, literal.column);
       if (literal.array === true) {
         protectArrayConstant(literal, policy, columnType(policies, literal.column), context.dateStyle, batch, replacements);
         continue;
       }
-      batch.add(policy, normaliseText(columnType(policies, literal.column), literal.value, context.dateStyle), (value) => replacements.push({ start: literal.start, end: literal.end, value }));
+      batch.add(policy, normaliseText(columnType(policies, literal.column), literal.value, context.dateStyle), (value) => replacements.push({ start: literal.start, end: literal.end, token: quoteLiteral(value) }));
     }
   }
   if (batch.size > 0) await batch.run(context.engine);
   return {
-    sql: replacements.length === 0 ? sql : spliceLiterals(sql, replacements),
-    params,
+    sql: spliceText(sql, replacements),
+    params: split.params,
+    extraParams: split.extraParams,
+    clientParamCount: split.clientParamCount,
     copies,
     changesCatalog,
     analysis,

@@ -1,0 +1,122 @@
+/** One `$n` used in columns with different policies: each use stores what its own column should. */
+import pg from 'pg';
+import { serialize } from 'pg-protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRawSession } from '../support/rawProtocol.js';
+import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+import { failure } from './support/refusals.js';
+
+let harness: PolicyHarness;
+let app: pg.Client;
+let direct: pg.Client;
+
+beforeAll(async () => {
+  harness = await startPolicyHarness();
+  app = await harness.connect(APP);
+  direct = await harness.direct();
+});
+
+afterAll(async () => {
+  await app?.end().catch(() => undefined);
+  await direct?.end().catch(() => undefined);
+  await harness?.stop();
+});
+
+const TEXT_OID = 25;
+
+describe('one parameter, several policies', () => {
+  it('stores plaintext in the passthrough column and a token in the protected one', async () => {
+    await app.query("INSERT INTO customers (ssn, phone, note) VALUES ($1, $1, 'split-plain')", ['123-45-6789']);
+    const stored = (await direct.query("SELECT ssn, phone FROM customers WHERE note = 'split-plain'")).rows[0];
+    expect(stored.phone).toBe('123-45-6789');
+    expect(stored.ssn).not.toBe('123-45-6789');
+    const read = (await app.query("SELECT ssn, phone FROM customers WHERE note = 'split-plain'")).rows[0];
+    expect(read).toEqual({ ssn: '123-45-6789', phone: '123-45-6789' });
+  });
+
+  it('protects each use with its own column policy (different kinds)', async () => {
+    await app.query("INSERT INTO customers (full_name, email, note) VALUES ($1, $1, 'split-kinds')", ['zed@example.com']);
+    const stored = (await direct.query("SELECT full_name, email FROM customers WHERE note = 'split-kinds'")).rows[0];
+    expect(stored.full_name).not.toBe('zed@example.com');
+    expect(stored.email).not.toBe('zed@example.com');
+    expect(stored.email).toMatch(/@/);
+    const read = (await app.query("SELECT full_name, email FROM customers WHERE note = 'split-kinds'")).rows[0];
+    expect(read).toEqual({ full_name: 'zed@example.com', email: 'zed@example.com' });
+  });
+
+  it('compares one parameter with a protected and with a plain column in WHERE', async () => {
+    await app.query("INSERT INTO customers (ssn, phone, note) VALUES ($1, $1, 'split-where')", ['222-33-4444']);
+    const found = await app.query("SELECT note FROM customers WHERE ssn = $1 AND phone = $1 AND note = 'split-where'", ['222-33-4444']);
+    expect(found.rows).toEqual([{ note: 'split-where' }]);
+    // UPDATE: SET a plain column from the parameter compared with a protected one.
+    await app.query("UPDATE customers SET note = $1 WHERE ssn = $1 AND note = 'split-where'", ['222-33-4444']);
+    const stored = (await direct.query("SELECT note, ssn FROM customers WHERE note = '222-33-4444'")).rows;
+    expect(stored).toHaveLength(1);
+    expect(stored[0].ssn).not.toBe('222-33-4444');
+  });
+
+  it('keeps declared parameter types, and Describe shows the client its own parameter count', async () => {
+    const session = await openRawSession(harness.via(APP));
+    session.send([
+      serialize.parse({ name: 'split_typed', text: "INSERT INTO customers (ssn, phone, note) VALUES ($1, $1, $2)", types: [TEXT_OID, TEXT_OID] }),
+      serialize.describe({ type: 'S', name: 'split_typed' }),
+      serialize.bind({ statement: 'split_typed', values: ['333-44-5555', 'split-typed'] }),
+      serialize.execute(), serialize.sync(),
+    ]);
+    const messages = await session.readUntilReady(1);
+    session.close();
+    expect(messages.filter((m) => m.type === 'E')).toEqual([]);
+    const description = messages.find((message) => message.type === 't');
+    expect(description?.body.readInt16BE(0)).toBe(2);
+    expect(description?.body.length).toBe(2 + 2 * 4);
+    const stored = (await direct.query("SELECT ssn, phone FROM customers WHERE note = 'split-typed'")).rows[0];
+    expect(stored.phone).toBe('333-44-5555');
+    expect(stored.ssn).not.toBe('333-44-5555');
+  });
+
+  it('carries per-parameter formats over to the appended parameter', async () => {
+    const session = await openRawSession(harness.via(APP));
+    session.send([
+      serialize.parse({ name: 'split_formats', text: "INSERT INTO customers (note, ssn, phone) VALUES ($1, $2, $2)" }),
+      serialize.bind({ statement: 'split_formats', values: ['split-formats', Buffer.from('444-55-6666')], binary: false }),
+      serialize.execute(), serialize.sync(),
+    ]);
+    const messages = await session.readUntilReady(1);
+    session.close();
+    expect(messages.filter((m) => m.type === 'E')).toEqual([]);
+    const stored = (await direct.query("SELECT ssn, phone FROM customers WHERE note = 'split-formats'")).rows[0];
+    expect(stored.phone).toBe('444-55-6666');
+    expect(stored.ssn).not.toBe('444-55-6666');
+  });
+});
+
+describe('abuse: one token feeding columns with different policies', () => {
+  it('refuses one $n compared with a protected and a plain column at one place, and the session goes on', async () => {
+    const error = await failure(() => app.query('SELECT id FROM customers WHERE $1 IN (ssn, phone)', ['555-66-7777']));
+    expect(error.code).toBe('0A000');
+    expect(error.message).toMatch(/customers\.ssn/);
+    expect(error.message).toMatch(/pass the value twice/);
+    expect((await app.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('refuses one $n compared with protected columns of different policies at one place', async () => {
+    const error = await failure(() => app.query('SELECT id FROM customers WHERE $1 IN (ssn, card_number)', ['555-66-7777']));
+    expect(error.code).toBe('0A000');
+    expect(error.message).toMatch(/pass the value twice/);
+  });
+
+  it('refuses one constant compared with a protected and a plain column', async () => {
+    const error = await failure(() => app.query("SELECT id FROM customers WHERE '555-66-7777' IN (ssn, phone)"));
+    expect(error.code).toBe('0A000');
+    expect(error.message).toMatch(/customers\.ssn/);
+    expect(error.message).toMatch(/write the value twice/);
+    expect(error.message).not.toMatch(/555-66-7777/);
+  });
+
+  it('never leaves a token in the plain column, whatever the order of uses', async () => {
+    await app.query("INSERT INTO customers (phone, note, ssn) VALUES ($1, 'split-order', $1)", ['666-77-8888']);
+    const stored = (await direct.query("SELECT ssn, phone FROM customers WHERE note = 'split-order'")).rows[0];
+    expect(stored.phone).toBe('666-77-8888');
+    expect(stored.ssn).not.toBe('666-77-8888');
+  });
+});
