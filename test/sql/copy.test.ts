@@ -65,6 +65,15 @@ describe('COPY FROM STDIN', () => {
     expect(statement.copyFrom).toBeUndefined();
   });
 
+  it('reports binary COPY FROM STDIN for rewriting, as text and csv', () => {
+    for (const sql of ['COPY customers (ssn, note) FROM STDIN (FORMAT binary)', 'COPY customers (ssn, note) FROM STDIN WITH BINARY']) {
+      const statement = analyseOne(sql);
+      expect(statement.rejection).toBeUndefined();
+      expect(statement.copyFrom?.options.format).toBe('binary');
+      expect(statement.copyFrom?.columns.map((column) => column.protected)).toEqual([true, false]);
+    }
+  });
+
   it('needs nothing for tables or column lists without protected columns', () => {
     expect(analyseOne('COPY plain FROM STDIN').copyFrom).toBeUndefined();
     expect(analyseOne("COPY customers (id, note) FROM '/tmp/x'").rejection).toBeUndefined();

@@ -74,8 +74,6 @@ const cases: readonly Case[] = [
   { sql: 'SELECT * FROM customers WHERE (id, ssn) = (1, 2, 3)', names: SSN, reason: 'row value' },
   { sql: 'SELECT * FROM customers WHERE ssn = $1 OR ssn = ANY($1)', names: SSN, reason: 'both as one value and as an array' },
   // COPY
-  { sql: 'COPY customers FROM STDIN (FORMAT binary)', names: SSN, reason: 'binary COPY' },
-  { sql: 'COPY customers (id, email) FROM STDIN WITH BINARY', names: EMAIL, reason: 'binary COPY' },
   { sql: "COPY customers FROM '/tmp/customers.csv' (FORMAT csv)", names: SSN, reason: 'server file' },
   { sql: "COPY customers (ssn) FROM PROGRAM 'cat data'", names: SSN, reason: 'PROGRAM' },
   { sql: "COPY customers FROM STDIN (FORMAT csv, ENCODING 'LATIN1')", names: 'ENCODING', reason: 'UTF-8' },

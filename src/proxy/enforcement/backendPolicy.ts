@@ -8,6 +8,7 @@
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
 import type { ColumnPolicies } from './catalog/columnPolicies.js';
 import { CopyInRewriter } from './writePath/copyInRewriter.js';
+import { BinaryCopyInRewriter } from './writePath/binaryCopyInRewriter.js';
 import { CopyOutRewriter } from './readPath/copyOutRewriter.js';
 import type { CopyStream } from './writePath/copyTargets.js';
 import type { PolicySessionState } from './policySessionState.js';
@@ -312,7 +313,12 @@ export class BackendPolicy {
     }
     const start = (policies: ColumnPolicies | undefined): MessageVerdict => {
       if (stream?.direction === 'in') {
-        const rewriter = stream.target && policies ? new CopyInRewriter(stream.target, policies, state.services.engine, state.settings.dateStyle) : undefined;
+        const target = stream.target;
+        const rewriter = target === undefined || policies === undefined
+          ? undefined
+          : target.options.format === 'binary'
+            ? new BinaryCopyInRewriter(target, policies, state.services.engine, state.services.maxValueBytes)
+            : new CopyInRewriter(target, policies, state.services.engine, state.settings.dateStyle);
         state.copyIn = { rewriter, failed: false, failSent: false };
       } else if (direction === 'in') {
         // A COPY pgveil did not see coming: its rows cannot be checked, so the COPY is failed.

@@ -57,8 +57,10 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     generation++;
     catalogs.markAllStale();
   });
+  const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_PROTECTED_VALUE_BYTES;
   const services: PolicyServices = {
-    engine: coalesceEngineCalls(boundValueLength(options.engine, options.maxValueBytes ?? DEFAULT_MAX_PROTECTED_VALUE_BYTES)),
+    engine: coalesceEngineCalls(boundValueLength(options.engine, maxValueBytes)),
+    maxValueBytes,
     store: options.policies,
     catalogs,
     analysisCache: new SqlAnalysisCache(),

@@ -14,6 +14,7 @@ import type { CatalogSnapshot } from './catalog/catalogSnapshot.js';
 import type { ColumnPolicies } from './catalog/columnPolicies.js';
 import { ConfirmedNames } from './writePath/confirmedNames.js';
 import type { CopyInRewriter } from './writePath/copyInRewriter.js';
+import type { BinaryCopyInRewriter } from './writePath/binaryCopyInRewriter.js';
 import { PendingSchemaChanges } from './writePath/pendingSchemaChanges.js';
 import type { PolicyMetrics } from './policyMetrics.js';
 import { messageTypeOf, settleUnanswered, type ExpectedReply, type PortalInfo, type StatementInfo } from './expectedReplies.js';
@@ -40,6 +41,8 @@ export interface SessionLogin {
 /** Proxy-wide: one of each per running proxy. */
 export interface PolicyServices {
   readonly engine: Engine;
+  /** proxy.maxProtectedValueBytes: the engine refuses longer values; binary COPY holds no longer field. */
+  readonly maxValueBytes: number;
   readonly store: Pick<PolicyStore, 'current'>;
   readonly catalogs: CatalogCache;
   readonly analysisCache: SqlAnalysisCache;
@@ -54,7 +57,7 @@ export interface PolicyServices {
 
 export interface CopyInState {
   /** undefined: a COPY into columns that need no rewriting. */
-  readonly rewriter: CopyInRewriter | undefined;
+  readonly rewriter: CopyInRewriter | BinaryCopyInRewriter | undefined;
   /** Data is dropped until the client ends the COPY (after a refusal or a server error). */
   failed: boolean;
   /** The COPY was already failed upstream (by a CopyFail or the server's own error). */

@@ -1,7 +1,7 @@
 /**
  * COPY. `COPY table FROM STDIN` into a table with protected columns is reported with its column
  * list and options so the caller can rewrite each data row; the forms whose rows never pass
- * through the proxy as text (binary format, a server file, PROGRAM) are refused for such tables.
+ * through the proxy (a server file, PROGRAM) are refused for such tables.
  * `COPY (query) TO` is analysed as the query it runs.
  */
 import type { CopyStmt, DefElem, Node } from 'libpg-query';
@@ -42,9 +42,6 @@ export function analyseCopy(copy: CopyStmt, context: AnalysisContext): void {
     rejectColumn(firstProtected.column, `COPY FROM ${copy.is_program === true ? 'PROGRAM' : 'a server file'} would load it without pgveil; use COPY … FROM STDIN`, relation.location);
   }
   const options = copyOptions(copy.options);
-  if (options.format === 'binary') {
-    rejectColumn(firstProtected.column, 'binary COPY rows cannot be rewritten; use FORMAT text or csv', relation.location);
-  }
   context.findings.copyFrom = { schema: info.schema, table: info.table, columns, options };
 }
 

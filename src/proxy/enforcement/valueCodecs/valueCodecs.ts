@@ -166,6 +166,15 @@ function encodeInteger(text: string, size: number): Buffer | undefined {
   return bytes;
 }
 
+const BINARY_TYPES = new Set<number>([
+  ...TEXT_LIKE, TYPE_OIDS.date, TYPE_OIDS.uuid, TYPE_OIDS.inet, TYPE_OIDS.cidr, TYPE_OIDS.numeric, TYPE_OIDS.int2, TYPE_OIDS.int4, TYPE_OIDS.int8,
+]);
+
+/** True when decodeBinary / encodeBinary read and write values of this type. */
+export function hasBinaryCodec(typeOid: number): boolean {
+  return BINARY_TYPES.has(typeOid);
+}
+
 /** The text form of a binary value of `typeOid`; undefined when the type or bytes are not supported. */
 export function decodeBinary(typeOid: number, bytes: Buffer): string | undefined {
   if (TEXT_LIKE.has(typeOid)) return bytes.toString('utf8');

@@ -1,0 +1,130 @@
+/** COPY … FROM STDIN (FORMAT binary) into protected columns, as asyncpg and psycopg send it. */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+
+let harness: PolicyHarness;
+let app: pg.Client;
+let direct: pg.Client;
+
+beforeAll(async () => {
+  harness = await startPolicyHarness();
+  app = await harness.connect(APP);
+  direct = await harness.direct();
+});
+
+afterAll(async () => {
+  await app?.end().catch(() => undefined);
+  await direct?.end().catch(() => undefined);
+  await harness?.stop();
+});
+
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+
+function int16(value: number): Buffer {
+  const bytes = Buffer.alloc(2);
+  bytes.writeInt16BE(value);
+  return bytes;
+}
+
+function field(value: Buffer | null): Buffer {
+  const prefix = Buffer.alloc(4);
+  prefix.writeInt32BE(value === null ? -1 : value.length);
+  return value === null ? prefix : Buffer.concat([prefix, value]);
+}
+
+function binaryCopy(rows: readonly (readonly (Buffer | null)[])[], trailer = true): Buffer {
+  return Buffer.concat([SIGNATURE, Buffer.alloc(8), ...rows.flatMap((row) => [int16(row.length), ...row.map(field)]), ...(trailer ? [int16(-1)] : [])]);
+}
+
+function date(iso: string): Buffer {
+  const bytes = Buffer.alloc(4);
+  bytes.writeInt32BE(Math.round((Date.parse(`${iso}T00:00:00Z`) - Date.UTC(2000, 0, 1)) / 86_400_000));
+  return bytes;
+}
+
+const uuid = (text: string): Buffer => Buffer.from(text.replace(/-/g, ''), 'hex');
+const text = (value: string): Buffer => Buffer.from(value, 'utf8');
+
+/** Cuts the stream into chunks of `size` bytes: rows and fields land across CopyData messages. */
+function chunks(bytes: Buffer, size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += size) out.push(bytes.subarray(at, at + size));
+  return out;
+}
+
+async function copyIn(client: pg.Client, sql: string, data: Buffer[]): Promise<void> {
+  await pipeline(Readable.from(data), client.query(copyFrom(sql)));
+}
+
+async function refusal(client: pg.Client, sql: string, data: Buffer[]): Promise<{ code?: string; message: string }> {
+  try {
+    await copyIn(client, sql, data);
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  throw new Error('expected the COPY to be refused');
+}
+
+const COPY_SQL = 'COPY customers (full_name, ssn, birth_date, external_id, phone, note) FROM STDIN (FORMAT binary)';
+
+describe('binary COPY FROM STDIN', () => {
+  it('protects the protected columns, stores plain ones as sent, and reads back plaintext', async () => {
+    const rows = [
+      [text('Olga Petrova'), text('123-45-6789'), date('1990-04-05'), uuid('0b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b'), text('+1 555 0100'), text('bincopy')],
+      [text('Piotr Nowak'), null, null, null, null, text('bincopy')],
+      [text('Quinn Ode'), text('987-65-4321'), date('1975-12-31'), uuid('1b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b'), text('+1 555 0101'), text('bincopy')],
+    ];
+    await copyIn(app, COPY_SQL, chunks(binaryCopy(rows), 7));
+    const stored = (await direct.query("SELECT full_name, ssn, birth_date::text AS b, external_id::text AS u, phone FROM customers WHERE note = 'bincopy' ORDER BY id")).rows;
+    expect(stored).toHaveLength(3);
+    expect(stored.map((row) => row.full_name)).not.toContain('Olga Petrova');
+    expect(stored[0].ssn).not.toBe('123-45-6789');
+    expect(stored[0].b).not.toBe('1990-04-05');
+    expect(stored[0].u).not.toBe('0b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b');
+    expect(stored[0].phone).toBe('+1 555 0100');
+    expect(stored[1]).toMatchObject({ ssn: null, b: null, u: null });
+    const read = (await app.query("SELECT full_name, ssn, birth_date::text AS b, external_id, phone FROM customers WHERE note = 'bincopy' ORDER BY id")).rows;
+    expect(read[0]).toMatchObject({ full_name: 'Olga Petrova', ssn: '123-45-6789', external_id: '0b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b' });
+    expect(read[2]).toMatchObject({ full_name: 'Quinn Ode', ssn: '987-65-4321' });
+  });
+
+  it('accepts a stream without the trailer, sent in one message', async () => {
+    await copyIn(app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', [binaryCopy([[text('222-33-4444'), text('bincopy-notrailer')]], false)]);
+    const stored = (await direct.query("SELECT ssn FROM customers WHERE note = 'bincopy-notrailer'")).rows;
+    expect(stored).toHaveLength(1);
+    expect(stored[0].ssn).not.toBe('222-33-4444');
+  });
+});
+
+describe('abuse: malformed binary COPY', () => {
+  const cases: [string, Buffer[], string, RegExp][] = [
+    ['a truncated field', [binaryCopy([[text('333-44-5555'), text('bincopy-bad')]]).subarray(0, 30)], '22P04', /ends inside row 1/],
+    ['a wrong field count', [binaryCopy([[text('333-44-5555')]])], '22P04', /1 fields where 2 columns/],
+    ['a garbage header', [Buffer.from('this is not a binary copy stream\n')], '22P04', /signature/],
+    ['a value not of its kind', [binaryCopy([[text('not-an-ssn'), text('bincopy-bad')]])], '22P02', /customers\.ssn/],
+    ['a field over proxy.maxProtectedValueBytes', [binaryCopy([[Buffer.alloc(5000, 0x31), text('bincopy-bad')]])], '54000', /maxProtectedValueBytes/],
+  ];
+  for (const [name, data, code, words] of cases) {
+    it(`refuses ${name}, stores nothing, and the session goes on`, async () => {
+      const error = await refusal(app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', data);
+      expect(error.code).toBe(code);
+      expect(error.message).toMatch(words);
+      expect(error.message).not.toMatch(/333-44-5555|not-an-ssn/);
+      expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'bincopy-bad'")).rows[0].n).toBe(0);
+      expect((await app.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
+    });
+  }
+
+  it('refuses binary COPY into a protected column inside a transaction, which then rolls back', async () => {
+    await app.query('BEGIN');
+    await app.query("INSERT INTO customers (note) VALUES ('bincopy-tx')");
+    const error = await refusal(app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', [Buffer.from('garbage')]);
+    expect(error.code).toBe('22P04');
+    await app.query('ROLLBACK');
+    expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'bincopy-tx'")).rows[0].n).toBe(0);
+  });
+});
