@@ -25,6 +25,10 @@ export interface StatementInfo {
   readonly sql?: string;
   readonly resolutionKey?: string;
   readonly analysis?: SqlAnalysis;
+  /** For a text that is a SQL PREPARE: the plans of the statement it prepares. */
+  readonly preparedPlan?: ReadonlyMap<number, ParamPlan>;
+  /** Names its SQL EXECUTEs run → their plans' signature when it was parsed (checked at Bind). */
+  readonly executedPlans?: ReadonlyMap<string, string>;
   /** Parameters pgveil appended → the client's parameter each carries (parameterSplit.ts). */
   readonly extraParams?: ReadonlyMap<number, number>;
   /** The client's parameter count, when pgveil appended some (ParameterDescription is cut back to it). */

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
 import { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead, schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
-import { certain, preparedNameChanges, refuseExecuteOfProtectedStatement, statementForBind } from './writePath/preparedStatements.js';
+import { certain, executedPlansRefusal, executePlanLookup, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind } from './writePath/bindRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
@@ -61,18 +61,18 @@ export class FrontendPolicy {
   }
 
   /** `domain`: the search_path failure domain of the message (SessionSearchPath). */
-  private async analysed(sql: string, domain: number, declaredParamCount = 0): Promise<RewrittenStatement> {
+  private async analysed(sql: string, domain: number, batch: number, declaredParamCount = 0): Promise<RewrittenStatement> {
     // Short texts (nearly all) skip the worker's round trip, and an extra await on the hot path.
-    if (sql.length < OFF_THREAD_PARSE_LENGTH) return this.analysedInPlace(sql, domain, declaredParamCount);
+    if (sql.length < OFF_THREAD_PARSE_LENGTH) return this.analysedInPlace(sql, domain, batch, declaredParamCount);
     await parseAhead(sql);
     try {
-      return await this.analysedInPlace(sql, domain, declaredParamCount);
+      return await this.analysedInPlace(sql, domain, batch, declaredParamCount);
     } finally {
       forgetParsed(sql);
     }
   }
 
-  private async analysedInPlace(sql: string, domain: number, declaredParamCount: number): Promise<RewrittenStatement> {
+  private async analysedInPlace(sql: string, domain: number, batch: number, declaredParamCount: number): Promise<RewrittenStatement> {
     const state = this.state;
     let policies = await state.policies();
     if (state.wantsNewerDefault(policies)) {
@@ -106,7 +106,7 @@ export class FrontendPolicy {
       const refusal = state.pendingSchema.check(facts, policies, unsure);
       if (refusal !== undefined) throw refusal;
     }
-    const rewritten = await rewriteStatement(sql, analysis, context, declaredParamCount);
+    const rewritten = await rewriteStatement(sql, analysis, context, declaredParamCount, executePlanLookup(state, batch));
     if (facts !== undefined) state.pendingSchema.record(facts, policies);
     if (rewritten.changesCatalog) state.ddlPending = true;
     return rewritten;
@@ -127,8 +127,7 @@ export class FrontendPolicy {
     };
     let rewritten: RewrittenStatement;
     try {
-      rewritten = await this.analysed(sql, domain);
-      refuseExecuteOfProtectedStatement(rewritten, state, batch);
+      rewritten = await this.analysed(sql, domain, batch);
     } catch (error) {
       if (!isRefusal(error)) throw error;
       state.refused(error);
@@ -137,7 +136,7 @@ export class FrontendPolicy {
     }
     const statements = rewritten.analysis.statements;
     const effects = statements.map((statement) => searchPath.sent(domain, statement.sessionEffects ?? []));
-    const settles = statements.map((statement) => preparedNameChanges(state, statement.preparedNames, batch));
+    const settles = statements.map((statement, index) => preparedNameChanges(state, statement.preparedNames, batch, rewritten.preparedPlans[index]));
     state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
   }
@@ -149,8 +148,7 @@ export class FrontendPolicy {
     const failureClears = parse.name === '';
     let rewritten: RewrittenStatement;
     try {
-      rewritten = await this.analysed(parse.sql, state.searchPath.messageDomain(), parse.paramTypes.length);
-      refuseExecuteOfProtectedStatement(rewritten, state, state.batch);
+      rewritten = await this.analysed(parse.sql, state.searchPath.messageDomain(), state.batch, parse.paramTypes.length);
     } catch (error) {
       if (!isRefusal(error)) throw error;
       state.refused(error);
@@ -162,6 +160,8 @@ export class FrontendPolicy {
     }
     const paramTypes = splitParamTypes(parse.paramTypes, rewritten.extraParams);
     const change = state.statements.change(parse.name, {
+      ...(rewritten.preparedPlans[0] === undefined ? {} : { preparedPlan: rewritten.preparedPlans[0] }),
+      ...(rewritten.executedPlans.size === 0 ? {} : { executedPlans: rewritten.executedPlans }),
       params: rewritten.params, paramTypes, extraParams: rewritten.extraParams, clientParamCount: rewritten.clientParamCount, copies: rewritten.copies, fields: undefined, describeRequested: false,
       sessionEffects: rewritten.analysis.statements[0]?.sessionEffects ?? [],
       preparedNames: rewritten.analysis.statements[0]?.preparedNames,
@@ -178,6 +178,8 @@ export class FrontendPolicy {
     const known = statementForBind(state, bind.statement);
     if (known instanceof PolicyRefusal) return this.refuseBind(bind, known);
     const statement = known;
+    const executed = executedPlansRefusal(state, statement);
+    if (executed !== undefined) return this.refuseBind(bind, executed);
     const portal: PortalInfo = { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false };
     const change = state.portals.change(bind.portal, portal, state.batch);
     // The server resolves the statement's names again if the search_path changed since Parse.
@@ -257,7 +259,7 @@ export class FrontendPolicy {
     }
     const sessionEffects = known === undefined ? unknownSessionEffects() : portal.statement?.sessionEffects ?? [];
     const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
-    const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch);
+    const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch, portal.statement?.preparedPlan);
     state.expectReply({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
   }

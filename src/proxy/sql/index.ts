@@ -10,7 +10,7 @@ export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceL
 export { schemaFactsOf, type RelationName, type SchemaChange, type StatementSchemaFacts } from './schemaChanges.js';
 export { sessionEffectsOf, unknownSessionEffects, type SessionEffect, type TransactionAction } from './sessionEffects.js';
 export { statementRuleFindings } from './statementRules.js';
-export { preparedNameUseOf, type PreparedNameEffect, type PreparedNameUse } from './preparedNames.js';
+export { preparedNameUseOf, type ExecuteArgument, type ExecuteUse, type PreparedNameEffect, type PreparedNameUse } from './preparedNames.js';
 export { parseSearchPath } from './searchPathValue.js';
 export type {
   ColumnComparison, ColumnRef, CopyColumn, CopyFormat, CopyFromTarget, CopyOptions, CopyShape, LiteralTarget,

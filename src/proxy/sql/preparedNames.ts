@@ -5,7 +5,24 @@
  * the statement completed).
  */
 import type { Node } from 'libpg-query';
-import { forEachChild } from './parseTree.js';
+import { constantValue } from './constantValues.js';
+import { forEachChild, nodeLocation, stripCasts } from './parseTree.js';
+import type { SqlText } from './sqlText.js';
+
+/**
+ * An argument of `EXECUTE name(args)` as pgveil can protect it: a constant (plain casts looked
+ * through) at byte range [start, end) with its value as PostgreSQL reads it, NULL, or anything else.
+ */
+export type ExecuteArgument =
+  | { readonly kind: 'constant'; readonly start: number; readonly end: number; readonly value: string }
+  | { readonly kind: 'null' }
+  | { readonly kind: 'other'; readonly location: number | undefined };
+
+export interface ExecuteUse {
+  readonly name: string;
+  readonly argumentCount: number;
+  readonly arguments: readonly ExecuteArgument[];
+}
 
 export type PreparedNameEffect =
   /** `PREPARE name AS …`: defines `name` (it fails when the name is taken). */
@@ -19,15 +36,32 @@ export interface PreparedNameUse {
   /** Definitions and removals, in the order the statement makes them. */
   readonly effects: readonly PreparedNameEffect[];
   /** Names the statement runs with `EXECUTE name(args)`, wherever it nests (EXPLAIN, CREATE TABLE AS). */
-  readonly executes: readonly { readonly name: string; readonly argumentCount: number }[];
+  readonly executes: readonly ExecuteUse[];
+}
+
+function executeArgument(node: Node, text: SqlText | undefined): ExecuteArgument {
+  const inner = stripCasts(node);
+  if (!('A_Const' in inner)) return { kind: 'other', location: nodeLocation(inner) };
+  const decoded = constantValue(inner.A_Const);
+  if (decoded.kind === 'null') return { kind: 'null' };
+  const start = inner.A_Const.location ?? 0;
+  let end: number | undefined;
+  try {
+    end = text?.constantEnd(start);
+  } catch {
+    end = undefined;
+  }
+  if (decoded.kind !== 'value' || end === undefined) return { kind: 'other', location: start };
+  return { kind: 'constant', start, end, value: decoded.value };
 }
 
 const NONE: PreparedNameUse = { effects: [], executes: [] };
 
-export function preparedNameUseOf(node: Node | undefined): PreparedNameUse {
+/** `text`: the statement's text, to locate EXECUTE's constant arguments (without it, none is). */
+export function preparedNameUseOf(node: Node | undefined, text?: SqlText): PreparedNameUse {
   if (node === undefined) return NONE;
   const effects: PreparedNameEffect[] = [];
-  const executes: { name: string; argumentCount: number }[] = [];
+  const executes: ExecuteUse[] = [];
   if ('PrepareStmt' in node && node.PrepareStmt.name !== undefined) effects.push({ kind: 'prepare', name: node.PrepareStmt.name });
   if ('DeallocateStmt' in node) {
     const name = node.DeallocateStmt.name;
@@ -36,7 +70,8 @@ export function preparedNameUseOf(node: Node | undefined): PreparedNameUse {
   if ('DiscardStmt' in node && node.DiscardStmt.target === 'DISCARD_ALL') effects.push({ kind: 'deallocate-all' });
   const visit = (child: Node): void => {
     if ('ExecuteStmt' in child && child.ExecuteStmt.name !== undefined) {
-      executes.push({ name: child.ExecuteStmt.name, argumentCount: child.ExecuteStmt.params?.length ?? 0 });
+      const params = child.ExecuteStmt.params ?? [];
+      executes.push({ name: child.ExecuteStmt.name, argumentCount: params.length, arguments: params.map((param) => executeArgument(param, text)) });
     }
     forEachChild(child, visit);
   };

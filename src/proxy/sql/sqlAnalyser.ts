@@ -61,7 +61,7 @@ function analyseInOrder(statements: readonly RawStmt[], text: SqlText, schema: P
   for (const raw of statements) {
     const statement = analyseRawStatement(raw, text, lookup);
     const effects = sessionEffectsOf(raw.stmt, text.slice(statement.start, statement.end));
-    const preparedNames = preparedNameUseOf(raw.stmt);
+    const preparedNames = preparedNameUseOf(raw.stmt, text);
     const named = preparedNames.effects.length + preparedNames.executes.length === 0 ? statement : { ...statement, preparedNames };
     analysed.push(effects.length === 0 ? named : { ...named, sessionEffects: effects });
     if (effects.length > 0 && current.afterStatement !== undefined) {

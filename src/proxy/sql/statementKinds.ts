@@ -70,7 +70,6 @@ export function analyseStatement(node: Node | undefined, context: AnalysisContex
   } else if ('PrepareStmt' in node) {
     const pathDependentBefore = context.relations.pathDependentLookups;
     analyseStatement(node.PrepareStmt.query, context, source);
-    refuseParametersOfPrepare(context);
     refusePathDependentPrepare(node.PrepareStmt.query, context, source, context.relations.pathDependentLookups > pathDependentBefore);
   } else if ('CopyStmt' in node) {
     analyseCopy(node.CopyStmt, context);
@@ -95,18 +94,6 @@ function refuseIfMentionsProtectedTable(kind: string, context: AnalysisContext, 
   const plaintextTable = findPlaintextTableMention(source.text, context.relations.schema, context.relations);
   if (plaintextTable !== undefined) {
     context.findings.addOpaqueRead(`${kind} mentions table ${plaintextTable}, and pgveil cannot analyse how it reads its columns`);
-  }
-}
-
-/**
- * SQL-level PREPARE: EXECUTE's arguments arrive as SQL text pgveil would have to map to the
- * prepared statement, so parameters feeding protected columns are refused here. EXECUTE itself is
- * then safe to pass: no prepared statement in the session has such parameters.
- */
-function refuseParametersOfPrepare(context: AnalysisContext): void {
-  const target = context.findings.params[0] ?? context.findings.arrayParams[0];
-  if (target !== undefined) {
-    rejectColumn(target.column, `PREPARE parameter $${target.param} feeds it, and EXECUTE arguments cannot be protected; use the extended protocol (Parse/Bind) instead`, undefined);
   }
 }
 

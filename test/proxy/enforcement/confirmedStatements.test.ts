@@ -197,17 +197,25 @@ describe('a statement the server replaced or dropped no longer protects unrelate
 });
 
 describe('SQL EXECUTE of a statement with protected parameters', () => {
-  it('is refused, since its arguments are SQL text: nothing is stored', async () => {
+  it('protects its constant arguments (also under EXPLAIN ANALYZE): no plaintext is stored', async () => {
     const session = await raw();
     session.send([serialize.parse({ name: 'e1', text: PROTECTED_INSERT }), serialize.sync()]);
     await session.readUntilReady();
-    for (const sql of [`EXECUTE e1('${PLAINTEXT_SSN}')`, `EXPLAIN ANALYZE EXECUTE e1('${PLAINTEXT_SSN}')`, `CREATE TABLE copied AS EXECUTE e1('${PLAINTEXT_SSN}')`]) {
+    for (const sql of [`EXECUTE e1('${PLAINTEXT_SSN}')`, `EXPLAIN ANALYZE EXECUTE e1('${PLAINTEXT_SSN}')`]) {
       session.send(serialize.query(sql));
       const messages = await session.readUntilReady();
-      expect(errorCodes(messages)).toEqual(['0A000']);
+      expect(errorCodes(messages)).toEqual([]);
       expect(messages.map((m) => m.body.toString('utf8')).join('')).not.toContain(PLAINTEXT_SSN);
     }
-    expect(await storedSsns()).toEqual([]);
+    // CREATE TABLE AS EXECUTE of an INSERT fails in PostgreSQL itself; its argument is protected all the same.
+    session.send(serialize.query(`CREATE TABLE copied AS EXECUTE e1('${PLAINTEXT_SSN}')`));
+    expect(errorCodes(await session.readUntilReady())).toHaveLength(1);
+    const stored = await storedSsns();
+    expect(stored).toHaveLength(2);
+    expect(stored).not.toContain(PLAINTEXT_SSN);
+    session.send(serialize.query('EXECUTE e1(upper($$x$$))'));
+    expect(errorCodes(await session.readUntilReady())).toEqual(['0A000']);
+    await direct.query("DELETE FROM customers WHERE note = 'confirmed'");
   });
 
   it('EXECUTE with arguments of a name pgveil never saw prepared is refused; a plain PREPARE then EXECUTE works', async () => {

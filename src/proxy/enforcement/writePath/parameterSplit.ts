@@ -138,6 +138,11 @@ export function spliceText(sql: string, replacements: readonly { readonly start:
   return Buffer.concat(parts).toString('utf8');
 }
 
+/** A digest of a statement's parameter plans: equal for statements whose values are protected alike. */
+export function paramsSignature(params: ReadonlyMap<number, ParamPlan>): string {
+  return [...params].sort(([a], [b]) => a - b).map(([n, plan]) => `${n}:${plan.policy.key}:${plan.array}:${plan.columnType}`).join(',');
+}
+
 /** The parameter types to send in Parse: the client's, and each extra parameter with its source's type. */
 export function splitParamTypes(declared: readonly number[], extraParams: ReadonlyMap<number, number>): number[] {
   const types = [...declared];

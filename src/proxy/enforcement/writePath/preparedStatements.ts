@@ -8,7 +8,9 @@ import { EVERY_NAME, type PendingChange } from './confirmedNames.js';
 import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
 import type { PolicySessionState } from '../policySessionState.js';
 import type { SettleChanges, StatementInfo } from '../expectedReplies.js';
-import type { ParamPlan, RewrittenStatement } from './statementRewriter.js';
+import type { ParamPlan } from './statementRewriter.js';
+import type { ExecutePlans } from './executeArguments.js';
+import { paramsSignature } from './parameterSplit.js';
 
 const INVALID_STATEMENT_NAME = '26000';
 
@@ -47,16 +49,21 @@ export function statementForBind(state: PolicySessionState, name: string): State
   return { ...first, fields: undefined, describeRequested: false };
 }
 
-/** A statement made by SQL PREPARE: its parameters feed no protected column (such a PREPARE is refused). */
-function sqlPrepared(): StatementInfo {
-  return { params: new Map(), paramTypes: [], copies: [], fields: undefined, describeRequested: false };
+/** A statement made by SQL PREPARE, with the parameter plans of what it prepares. */
+function sqlPrepared(params: ReadonlyMap<number, ParamPlan> | undefined): StatementInfo {
+  return { params: params ?? new Map(), paramTypes: [], copies: [], fields: undefined, describeRequested: false };
 }
 
-/** The pending changes of SQL PREPARE / DEALLOCATE / DISCARD ALL, to settle once the command is answered. */
-export function preparedNameChanges(state: PolicySessionState, use: PreparedNameUse | undefined, batch: number): SettleChanges | undefined {
+/**
+ * The pending changes of SQL PREPARE / DEALLOCATE / DISCARD ALL, to settle once the command is
+ * answered. `prepared`: the plans of the statement a PREPARE defines.
+ */
+export function preparedNameChanges(
+  state: PolicySessionState, use: PreparedNameUse | undefined, batch: number, prepared?: ReadonlyMap<number, ParamPlan>,
+): SettleChanges | undefined {
   if (use === undefined || use.effects.length === 0) return undefined;
   const changes: PendingChange<StatementInfo>[] = use.effects.map((effect) => {
-    if (effect.kind === 'prepare') return state.statements.change(effect.name, sqlPrepared(), batch);
+    if (effect.kind === 'prepare') return state.statements.change(effect.name, sqlPrepared(prepared), batch);
     if (effect.kind === 'deallocate') return state.statements.change(effect.name, undefined, batch);
     return state.statements.change(EVERY_NAME, undefined, batch);
   });
@@ -66,25 +73,46 @@ export function preparedNameChanges(state: PolicySessionState, use: PreparedName
 }
 
 /**
- * SQL EXECUTE passes its arguments as SQL text, which pgveil does not map to the prepared
- * statement's parameters: EXECUTE of a statement whose parameters feed protected columns is
- * refused, and so is EXECUTE with arguments of a name pgveil never saw prepared.
+ * The plans SQL EXECUTE uses for its arguments (executeArguments.ts): those of the statement the
+ * server will run. Refused when the name may hold statements with different plans (an unanswered
+ * PREPARE or Parse), when pgveil never saw it prepared and it has arguments (prepared in another
+ * session, deallocated, or by code pgveil cannot see), and when pgveil gave it extra parameters.
  */
-export function refuseExecuteOfProtectedStatement(rewritten: RewrittenStatement, state: PolicySessionState, batch: number): void {
-  const preparedEarlier = new Set<string>();
-  for (const statement of rewritten.analysis.statements) {
-    const use = statement.preparedNames;
-    if (use === undefined) continue;
-    for (const { name, argumentCount } of use.executes) {
-      if (preparedEarlier.has(name)) continue;
-      const candidates = state.statements.candidates(name, batch).filter((c): c is StatementInfo => c !== undefined);
-      if (candidates.some((candidate) => candidate.params.size > 0)) {
-        throw unsupportedRefusal(`pgveil refused the statement: EXECUTE ${name} runs a prepared statement whose parameters feed protected columns, and EXECUTE arguments are SQL text pgveil does not protect; bind the values with the extended protocol instead`);
-      }
-      if (candidates.length === 0 && argumentCount > 0) {
-        throw new PolicyRefusal(INVALID_STATEMENT_NAME, `pgveil refused the statement: EXECUTE ${name} runs a prepared statement the server never confirmed to pgveil, so pgveil cannot tell whether its arguments feed protected columns`);
-      }
+export function executePlanLookup(state: PolicySessionState, batch: number): ExecutePlans {
+  return (name, argumentCount) => {
+    const defined = state.statements.candidates(name, batch).filter((c): c is StatementInfo => c !== undefined);
+    const first = defined[0];
+    if (first === undefined) {
+      if (argumentCount === 0) return new Map();
+      throw new PolicyRefusal(INVALID_STATEMENT_NAME, `pgveil refused the statement: EXECUTE ${name} runs a prepared statement the server never confirmed to pgveil, so pgveil cannot tell whether its arguments feed protected columns`);
     }
-    for (const effect of use.effects) if (effect.kind === 'prepare') preparedEarlier.add(effect.name);
+    if (defined.some((candidate) => planSignature(candidate) !== planSignature(first))) {
+      throw unsupportedRefusal(`pgveil refused the statement: EXECUTE ${name} may run either of two statements with different column policies until the server answers the PREPARE or Parse that replaced it; wait for its answer first`);
+    }
+    if ((first.extraParams?.size ?? 0) > 0) {
+      throw unsupportedRefusal(`pgveil refused the statement: EXECUTE ${name} runs a statement that uses one parameter under different column policies; bind its values with the extended protocol`);
+    }
+    return first.params;
+  };
+}
+
+/**
+ * A Bind of a statement whose text runs SQL EXECUTE: its constants were protected with the plans
+ * the executed names had at Parse; if a name was prepared again since, they may be wrong.
+ */
+export function executedPlansRefusal(state: PolicySessionState, statement: StatementInfo): PolicyRefusal | undefined {
+  const lookup = executePlanLookup(state, state.batch);
+  for (const [name, signature] of statement.executedPlans ?? []) {
+    let now: string;
+    try {
+      now = paramsSignature(lookup(name, 0));
+    } catch (error) {
+      if (error instanceof PolicyRefusal) return error;
+      throw error;
+    }
+    if (now !== signature) {
+      return unsupportedRefusal(`pgveil refused the Bind: its statement runs EXECUTE ${name}, which was prepared again with other column policies since it was parsed; parse it again`);
+    }
   }
+  return undefined;
 }

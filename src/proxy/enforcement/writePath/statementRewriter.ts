@@ -9,6 +9,7 @@ import type { ColumnPolicy } from '../../../policy/index.js';
 import type { Engine } from '../../../engine/index.js';
 import { quoteLiteral, type ColumnRef, type LiteralTarget, type SqlAnalysis, type SqlAnalysisCache } from '../../sql/index.js';
 import { splitParameters, spliceText, type ParamPlan } from './parameterSplit.js';
+import { protectExecuteArguments, type ExecutePlans } from './executeArguments.js';
 import { columnName } from '../../sql/relationLookup.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { copyStreamOf, type CopyStream } from './copyTargets.js';
@@ -30,6 +31,10 @@ export interface RewrittenStatement {
   /** Parameters pgveil appended (→ the client's parameter they carry; see parameterSplit.ts). */
   readonly extraParams: ReadonlyMap<number, number>;
   readonly clientParamCount: number;
+  /** Per statement: the parameter plans of the statement a SQL PREPARE defines (undefined for others). */
+  readonly preparedPlans: readonly (ReadonlyMap<number, ParamPlan> | undefined)[];
+  /** Prepared statements its EXECUTEs run, as known now → their plans' signature (checked again at Bind). */
+  readonly executedPlans: ReadonlyMap<string, string>;
   /** The COPY data streams, in statement order. */
   readonly copies: readonly CopyStream[];
   /** Statement kinds that change the catalog (the caller refreshes it afterwards). */
@@ -111,13 +116,24 @@ export interface StatementContext {
   readonly dateStyle: DateStyle;
 }
 
+function refuseExecute(name: string): never {
+  throw unsupportedRefusal(`pgveil refused the statement: EXECUTE ${name} cannot be checked here; bind the values with the extended protocol`);
+}
+
 /** Analyses `sql` through the cache (keyed by the session's schema answers). */
 export function analyse(sql: string, context: StatementContext): SqlAnalysis {
   return context.cache.analyse(sql, context.schema, context.schemaKey);
 }
 
 /** Throws PolicyRefusal when the text must not be forwarded. */
-export async function rewriteStatement(sql: string, analysis: SqlAnalysis, context: StatementContext, declaredParamCount = 0): Promise<RewrittenStatement> {
+/**
+ * `declaredParamCount`: the parameter types a Parse declared; `executePlans`: the parameter plans
+ * of the session's prepared statements, for the arguments of SQL EXECUTE (without it, an EXECUTE
+ * of a statement with arguments is refused).
+ */
+export async function rewriteStatement(
+  sql: string, analysis: SqlAnalysis, context: StatementContext, declaredParamCount = 0, executePlans: ExecutePlans = refuseExecute,
+): Promise<RewrittenStatement> {
   const { policies } = context;
   if (analysis.rejection !== undefined) throw new PolicyRefusal(analysis.rejection.sqlState, analysis.rejection.message);
   const masked = maskedColumnRefusal(analysis, policies, context.actions);
@@ -125,8 +141,19 @@ export async function rewriteStatement(sql: string, analysis: SqlAnalysis, conte
   const copies: CopyStream[] = [];
   let changesCatalog = false;
   const textBytes = Buffer.from(sql, 'utf8');
-  const split = splitParameters(textBytes, analysis, declaredParamCount, {
-    policyOf: (column) => policyFor(policies, column), typeOf: (column) => columnType(policies, column), same: sameProtection,
+  const planSource = {
+    policyOf: (column: ColumnRef) => policyFor(policies, column), typeOf: (column: ColumnRef) => columnType(policies, column), same: sameProtection,
+  };
+  // `$n` inside PREPARE … AS are the prepared statement's parameters, not this text's.
+  const split = splitParameters(textBytes, { ...analysis, statements: analysis.statements.filter((s) => s.type !== 'PrepareStmt') }, declaredParamCount, planSource);
+  const preparedPlans = analysis.statements.map((statement) => {
+    if (statement.type !== 'PrepareStmt') return undefined;
+    const prepared = splitParameters(textBytes, { ...analysis, statements: [statement] }, 0, planSource);
+    const [extra, source] = [...prepared.extraParams][0] ?? [];
+    if (extra !== undefined) {
+      throw unsupportedRefusal(`pgveil refused the statement: PREPARE parameter $${source} is used under different column policies (a protected column and another); pass the value twice, as two parameters`);
+    }
+    return prepared.params;
   });
   let schemaAt = context.schema; // the search_path in force at each statement of the text
   for (const statement of analysis.statements) {
@@ -175,9 +202,12 @@ export async function rewriteStatement(sql: string, analysis: SqlAnalysis, conte
       batch.add(policy, normaliseText(columnType(policies, literal.column), literal.value, context.dateStyle), (value) => replacements.push({ start: literal.start, end: literal.end, token: quoteLiteral(value) }));
     }
   }
+  const executedPlans = protectExecuteArguments(analysis, preparedPlans, executePlans, batch, replacements, context.dateStyle);
   if (batch.size > 0) await batch.run(context.engine);
   return {
     sql: spliceText(sql, replacements),
+    preparedPlans,
+    executedPlans,
     params: split.params,
     extraParams: split.extraParams,
     clientParamCount: split.clientParamCount,
