@@ -1,8 +1,9 @@
 /** COPY … FROM STDIN (FORMAT binary) into protected columns, as asyncpg and psycopg send it. */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { Writable } from 'node:stream';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
 
@@ -126,5 +127,16 @@ describe('abuse: malformed binary COPY', () => {
     expect(error.code).toBe('22P04');
     await app.query('ROLLBACK');
     expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'bincopy-tx'")).rows[0].n).toBe(0);
+  });
+});
+
+describe('binary COPY TO STDOUT', () => {
+  it('stays refused for protected columns, naming text and csv, and passes for plain ones', async () => {
+    const sink = (): Writable => new Writable({ write(_chunk: Buffer, _encoding, done) { done(); } });
+    const error = await pipeline(app.query(copyTo('COPY customers (ssn, note) TO STDOUT (FORMAT binary)')), sink()).then(() => undefined, (caught: unknown) => caught as { code?: string; message: string });
+    expect(error?.code).toBe('0A000');
+    expect(error?.message).toMatch(/binary COPY TO.*FORMAT text or csv/);
+    await pipeline(app.query(copyTo('COPY customers (id, note) TO STDOUT (FORMAT binary)')), sink());
+    expect((await app.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
   });
 });

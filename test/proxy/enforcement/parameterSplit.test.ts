@@ -91,6 +91,19 @@ describe('one parameter, several policies', () => {
 });
 
 describe('abuse: one token feeding columns with different policies', () => {
+  it('a Bind with fewer values than the client statement has fails in the server, storing nothing', async () => {
+    const session = await openRawSession(harness.via(APP));
+    session.send([
+      serialize.parse({ name: 'split_short', text: "INSERT INTO customers (ssn, phone, note) VALUES ($1, $1, $2)" }),
+      serialize.bind({ statement: 'split_short', values: ['777-88-9999'] }),
+      serialize.execute(), serialize.sync(),
+    ]);
+    const messages = await session.readUntilReady(1);
+    session.close();
+    expect(messages.filter((m) => m.type === 'E')).toHaveLength(1);
+    expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE ssn = '777-88-9999' OR phone = '777-88-9999'")).rows[0].n).toBe(0);
+  });
+
   it('refuses one $n compared with a protected and a plain column at one place, and the session goes on', async () => {
     const error = await failure(() => app.query('SELECT id FROM customers WHERE $1 IN (ssn, phone)', ['555-66-7777']));
     expect(error.code).toBe('0A000');
