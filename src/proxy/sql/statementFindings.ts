@@ -56,23 +56,31 @@ export class StatementFindings {
 
   /** Offsets of parameters and constants compared with a value that is not a protected column. */
   readonly plainComparedValues: number[] = [];
+  private readonly plainCompared = new Set<number>();
+  private readonly literalKeys = new Set<string>();
+  private readonly paramLocations = new Set<string>();
+  private readonly targetsByKey = new Map<string, MutableParamTarget>();
 
   addParam(param: number, column: ColumnRef, location: number | undefined): void {
-    addTarget(this.params, param, column, location);
+    this.addTarget(this.params, 's', param, column, location);
   }
 
   addArrayParam(param: number, column: ColumnRef, location: number | undefined): void {
-    addTarget(this.arrayParams, param, column, location);
+    this.addTarget(this.arrayParams, 'a', param, column, location);
   }
 
   addPlainComparedValue(location: number | undefined): void {
-    if (location !== undefined && !this.plainComparedValues.includes(location)) this.plainComparedValues.push(location);
+    if (location === undefined || this.plainCompared.has(location)) return;
+    this.plainCompared.add(location);
+    this.plainComparedValues.push(location);
   }
 
   addLiteral(literal: LiteralTarget): void {
     // A walk may meet the same constant twice (an IN list's left side is compared per item); met
     // with another column, both are kept so the caller can tell whether one token serves both.
-    if (this.literals.some((known) => known.start === literal.start && sameColumn(known.column, literal.column))) return;
+    const key = `${literal.start}\u0000${columnKey(literal.column)}`;
+    if (this.literalKeys.has(key)) return;
+    this.literalKeys.add(key);
     this.literals.push(literal);
   }
 
@@ -120,6 +128,22 @@ export class StatementFindings {
     }
   }
 
+  private addTarget(targets: ParamTarget[], kind: string, param: number, column: ColumnRef, location: number | undefined): void {
+    const targetKey = `${kind}\u0000${param}\u0000${columnKey(column)}`;
+    let target = this.targetsByKey.get(targetKey);
+    if (target === undefined) {
+      target = { param, column, locations: [] };
+      this.targetsByKey.set(targetKey, target);
+      targets.push(target);
+    }
+    if (location === undefined) return;
+    // A walk may meet one `$n` token twice (an IN list's left side): each offset once.
+    const key = `${kind}\u0000${location}\u0000${columnKey(column)}`;
+    if (this.paramLocations.has(key)) return;
+    this.paramLocations.add(key);
+    target.locations.push(location);
+  }
+
   get isEmpty(): boolean {
     return this.params.length === 0 && this.arrayParams.length === 0 && this.literals.length === 0
       && this.comparedColumns.length === 0 && this.copyFrom === undefined;
@@ -130,13 +154,6 @@ interface MutableParamTarget extends ParamTarget {
   readonly locations: number[];
 }
 
-function addTarget(targets: ParamTarget[], param: number, column: ColumnRef, location: number | undefined): void {
-  const known = targets.find((target) => target.param === param && sameColumn(target.column, column)) as MutableParamTarget | undefined;
-  const locations = location === undefined ? [] : [location];
-  if (known === undefined) {
-    const target: MutableParamTarget = { param, column, locations };
-    targets.push(target);
-  } else if (location !== undefined && !known.locations.includes(location)) {
-    known.locations.push(location);
-  }
+function columnKey(column: ColumnRef): string {
+  return `${column.schema}\u0000${column.table}\u0000${column.column}`;
 }

@@ -55,22 +55,32 @@ function tokenEnd(text: Buffer, start: number): number {
   return end;
 }
 
+function listAt<K, V>(map: Map<K, V[]>, key: K): V[] {
+  let list = map.get(key);
+  if (list === undefined) {
+    list = [];
+    map.set(key, list);
+  }
+  return list;
+}
+
 export function splitParameters(sqlBytes: Buffer, analysis: SqlAnalysis, declaredCount: number, source: PlanSource): ParameterSplit {
   const targetsAt = new Map<number, PlannedTarget[]>();
   const unplaced = new Map<number, PlannedTarget[]>();
   const plainCompared = new Set<number>();
   const uses: { param: number; location: number }[] = [];
   for (const statement of analysis.statements) {
-    uses.push(...(statement.paramUses ?? []));
+    for (const use of statement.paramUses ?? []) uses.push(use);
     for (const location of statement.plainComparedValues ?? []) plainCompared.add(location);
     const all = [...statement.params.map((t) => ({ t, array: false })), ...statement.arrayParams.map((t) => ({ t, array: true }))];
     for (const { t, array } of all) {
       const planned = { plan: { policy: source.policyOf(t.column), array, columnType: source.typeOf(t.column) }, column: t.column };
-      if (t.locations.length === 0) unplaced.set(t.param, [...(unplaced.get(t.param) ?? []), planned]);
-      for (const location of t.locations) targetsAt.set(location, [...(targetsAt.get(location) ?? []), planned]);
+      if (t.locations.length === 0) listAt(unplaced, t.param).push(planned);
+      for (const location of t.locations) listAt(targetsAt, location).push(planned);
     }
   }
-  const clientParamCount = Math.max(declaredCount, ...uses.map((use) => use.param));
+  let clientParamCount = declaredCount;
+  for (const use of uses) clientParamCount = Math.max(clientParamCount, use.param);
   // The plan of each `$n` token: undefined for a use that keeps the client's value.
   const byParam = new Map<number, { location: number; plan: ParamPlan | undefined }[]>();
   for (const use of uses) {
@@ -84,7 +94,7 @@ export function splitParameters(sqlBytes: Buffer, analysis: SqlAnalysis, declare
     if (first !== undefined && plainCompared.has(use.location)) {
       throw unsupportedRefusal(`pgveil refused the statement: parameter $${use.param} is compared with protected column ${columnName(first.column)} and with other values at one place; pass the value twice, as two parameters`);
     }
-    byParam.set(use.param, [...(byParam.get(use.param) ?? []), { location: use.location, plan: first?.plan }]);
+    listAt(byParam, use.param).push({ location: use.location, plan: first?.plan });
   }
   const params = new Map<number, ParamPlan>();
   const extraParams = new Map<number, number>();
