@@ -36,6 +36,10 @@ describe('SQL PREPARE and EXECUTE', () => {
     expect((await direct.query("SELECT phone FROM customers WHERE note = 'sqlprep'")).rows[0].phone).toBe('+1 555 0199');
     await app.query('PREPARE find_customer(text) AS SELECT note, ssn FROM customers WHERE ssn = $1');
     expect((await app.query("EXECUTE find_customer('123-45-6789')")).rows).toEqual([{ note: 'sqlprep', ssn: '123-45-6789' }]);
+    await app.query('PREPARE any_customer(text[]) AS SELECT note FROM customers WHERE ssn = ANY($1)');
+    expect((await app.query("EXECUTE any_customer('{000-00-0000,123-45-6789}')")).rows).toEqual([{ note: 'sqlprep' }]);
+    expect((await failure(() => app.query("EXECUTE any_customer(ARRAY['123-45-6789'])"))).code).toBe('0A000');
+    await app.query('DEALLOCATE any_customer');
     await app.query('DEALLOCATE find_customer');
     await app.query('DEALLOCATE add_customer');
   });
