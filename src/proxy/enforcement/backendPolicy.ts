@@ -10,6 +10,7 @@ import type { ColumnPolicies } from './catalog/columnPolicies.js';
 import { CopyInRewriter } from './writePath/copyInRewriter.js';
 import { BinaryCopyInRewriter } from './writePath/binaryCopyInRewriter.js';
 import { CopyOutRewriter } from './readPath/copyOutRewriter.js';
+import { BinaryCopyOutRewriter } from './readPath/binaryCopyOutRewriter.js';
 import type { CopyStream } from './writePath/copyTargets.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply, type PortalInfo } from './expectedReplies.js';
@@ -42,7 +43,7 @@ export class BackendPolicy {
   /** The plan of the current simple-query result set. */
   private queryPlan: ResultPlan | undefined;
   private readonly portalPlans = new WeakMap<PortalInfo, ResultPlan | null>();
-  private copyOut: CopyOutRewriter | undefined;
+  private copyOut: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
   private held: Buffer[] = [];
   private heldBytes = 0;
   private heldRewrite: Rewrite | undefined;
@@ -324,7 +325,9 @@ export class BackendPolicy {
         // A COPY pgveil did not see coming: its rows cannot be checked, so the COPY is failed.
         state.copyIn = { rewriter: undefined, failed: true, failSent: false };
       } else if (stream?.direction === 'out' && stream.columns.length > 0) {
-        this.copyOut = new CopyOutRewriter(stream, state.services.engine, state.services.metrics, state.settings.dateStyle);
+        this.copyOut = stream.options?.format === 'binary'
+          ? new BinaryCopyOutRewriter(stream, state.services.engine, state.services.metrics)
+          : new CopyOutRewriter(stream, state.services.engine, state.services.metrics, state.settings.dateStyle);
       }
       state.backendEvent();
       return undefined;

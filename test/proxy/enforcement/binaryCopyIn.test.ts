@@ -1,11 +1,11 @@
-/** COPY … FROM STDIN (FORMAT binary) into protected columns, as asyncpg and psycopg send it. */
+/** Binary COPY: FROM STDIN into protected columns (as asyncpg and psycopg send it), and TO STDOUT. */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+import { APP, startPolicyHarness, SUPPORT, type PolicyHarness } from './support/policyHarness.js';
 
 let harness: PolicyHarness;
 let app: pg.Client;
@@ -131,12 +131,58 @@ describe('abuse: malformed binary COPY', () => {
 });
 
 describe('binary COPY TO STDOUT', () => {
-  it('stays refused for protected columns, naming text and csv, and passes for plain ones', async () => {
-    const sink = (): Writable => new Writable({ write(_chunk: Buffer, _encoding, done) { done(); } });
-    const error = await pipeline(app.query(copyTo('COPY customers (ssn, note) TO STDOUT (FORMAT binary)')), sink()).then(() => undefined, (caught: unknown) => caught as { code?: string; message: string });
+  async function copyOut(client: pg.Client, sql: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    await pipeline(client.query(copyTo(sql)), new Writable({ write(chunk: Buffer, _encoding, done) { chunks.push(chunk); done(); } }));
+    return Buffer.concat(chunks);
+  }
+
+  /** The rows of a binary COPY stream (fields as bytes, null for NULL). */
+  function rowsOf(stream: Buffer): (Buffer | null)[][] {
+    expect(stream.subarray(0, SIGNATURE.length).equals(SIGNATURE)).toBe(true);
+    let at = SIGNATURE.length + 8 + stream.readInt32BE(SIGNATURE.length + 4);
+    const rows: (Buffer | null)[][] = [];
+    for (;;) {
+      const count = stream.readInt16BE(at);
+      at += 2;
+      if (count === -1) break;
+      const row: (Buffer | null)[] = [];
+      for (let i = 0; i < count; i++) {
+        const length = stream.readInt32BE(at);
+        at += 4;
+        row.push(length === -1 ? null : stream.subarray(at, at + length));
+        at += Math.max(length, 0);
+      }
+      rows.push(row);
+    }
+    expect(at).toBe(stream.length);
+    return rows;
+  }
+
+  it('reveals protected columns to a plaintext role, field by field in their binary form', async () => {
+    await copyIn(app, 'COPY customers (ssn, birth_date, external_id, note) FROM STDIN (FORMAT binary)', [binaryCopy([
+      [text('321-54-9876'), date('1982-07-08'), uuid('2b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b'), text('bincopy-out')],
+      [null, null, null, text('bincopy-out')],
+    ])]);
+    const rows = rowsOf(await copyOut(app, 'COPY customers (ssn, birth_date, external_id, note) TO STDOUT (FORMAT binary)'));
+    const mine = rows.filter((row) => row[3]?.toString('utf8') === 'bincopy-out');
+    expect(mine).toHaveLength(2);
+    expect(mine[0]?.[0]?.toString('utf8')).toBe('321-54-9876');
+    expect(mine[0]?.[1]).toEqual(date('1982-07-08'));
+    expect(mine[0]?.[2]).toEqual(uuid('2b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b'));
+    expect(mine[1]?.slice(0, 3)).toEqual([null, null, null]);
+  });
+
+  it('masks text columns for a masking role, and refuses masked columns of other types, naming text and csv', async () => {
+    const support = await harness.connect(SUPPORT);
+    const rows = rowsOf(await copyOut(support, 'COPY customers (ssn, note) TO STDOUT (FORMAT binary)'));
+    const masked = rows.filter((row) => row[1]?.toString('utf8') === 'bincopy-out').map((row) => row[0]?.toString('utf8') ?? null);
+    expect(masked).toContain('***-**-9876');
+    expect(masked.join()).not.toMatch(/321-54/);
+    const error = await copyOut(support, 'COPY customers (birth_date, note) TO STDOUT (FORMAT binary)').then(() => undefined, (caught: unknown) => caught as { code?: string; message: string });
     expect(error?.code).toBe('0A000');
-    expect(error?.message).toMatch(/binary COPY TO.*FORMAT text or csv/);
-    await pipeline(app.query(copyTo('COPY customers (id, note) TO STDOUT (FORMAT binary)')), sink());
-    expect((await app.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
+    expect(error?.message).toMatch(/binary COPY TO.*birth_date.*FORMAT text or csv/);
+    expect((await support.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
+    await support.end();
   });
 });

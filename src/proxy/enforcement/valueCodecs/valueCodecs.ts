@@ -170,6 +170,11 @@ const BINARY_TYPES = new Set<number>([
   ...TEXT_LIKE, TYPE_OIDS.date, TYPE_OIDS.uuid, TYPE_OIDS.inet, TYPE_OIDS.cidr, TYPE_OIDS.numeric, TYPE_OIDS.int2, TYPE_OIDS.int4, TYPE_OIDS.int8,
 ]);
 
+/** True when the type's binary form is its text in UTF-8 (any string fits, a mask too). */
+export function isTextLike(typeOid: number): boolean {
+  return TEXT_LIKE.has(typeOid);
+}
+
 /** True when decodeBinary / encodeBinary read and write values of this type. */
 export function hasBinaryCodec(typeOid: number): boolean {
   return BINARY_TYPES.has(typeOid);

@@ -12,6 +12,7 @@ import { findListedTableMention } from '../../sql/protectedNameScan.js';
 import { parseSql } from '../../sql/sqlParser.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { unsupportedRefusal } from '../policyRefusal.js';
+import { hasBinaryCodec, isTextLike } from '../valueCodecs/valueCodecs.js';
 import type { ReadActions } from '../readPath/resultPlan.js';
 
 /** A COPY FROM STDIN of the statement; target undefined when no column needs rewriting. */
@@ -85,7 +86,12 @@ export function copyStreamOf(
     throw unsupportedRefusal(`pgveil refused the statement: COPY TO of table ${table.table} with options pgveil does not understand`);
   }
   if (options.format === 'binary') {
-    throw unsupportedRefusal(`pgveil refused the statement: binary COPY TO of table ${table.table} cannot be rewritten for its protected columns; use FORMAT text or csv`);
+    for (const column of columns) {
+      const fits = column.action === 'null' || column.action === 'unprotect' ? hasBinaryCodec(column.typeOid) : isTextLike(column.typeOid);
+      if (!fits) {
+        throw unsupportedRefusal(`pgveil refused the statement: binary COPY TO of table ${table.table}: column ${names[column.index] ?? ''} cannot be shown to this session in binary format (type ${column.typeOid}); use FORMAT text or csv`);
+      }
+    }
   }
   return { direction: 'out', columnCount: names.length, columns, options };
 }
