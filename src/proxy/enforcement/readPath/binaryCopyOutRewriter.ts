@@ -9,7 +9,8 @@ import type { Engine } from '../../../engine/index.js';
 import type { CopyOutStream } from '../writePath/copyTargets.js';
 import type { PolicyMetrics } from '../policyMetrics.js';
 import { KEEP, revealColumn } from './valueRevealer.js';
-import { copyData, copyDataMessage } from '../../protocol/wireMessages.js';
+import { copyData } from '../../protocol/messageReaders.js';
+import { copyDataMessage } from '../../protocol/messages.js';
 import { decodeBinary, encodeBinary } from '../valueCodecs/valueCodecs.js';
 import { BinaryCopyReader, binaryCopyField, type BinaryCopyPiece } from './binaryCopyFormat.js';
 
