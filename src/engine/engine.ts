@@ -7,7 +7,7 @@ import type { KindHandler } from './kinds/kind.js';
 import { KIND_HANDLERS } from './kinds/registry.js';
 import { Tokeniser } from './tokens/tokeniser.js';
 import { resolveOptions } from './options.js';
-import { inSlices } from './slicedWork.js';
+import { inSlices, tryAtOnce } from './slicedWork.js';
 import { DEFAULT_MAX_VALUE_BYTES, indexesLongerThan, maxTokenBytes } from './valueLimits.js';
 import {
   KINDS, isKind, type Kind, type ProtectionResponse, type ProtectOptions, type ResolvedOptions,
@@ -144,12 +144,13 @@ class ProtectionEngine implements Engine {
         const result: string[] = new Array<string>(values.length);
         const invalidToken = new Set<number>();
         const invalidScope = new Set<number>();
-        await inSlices(values, (start, end) => {
-          const outcome = this.tokeniser.unprotect(kind, values.slice(start, end), opts.scope);
+        const work = (start: number, end: number): void => {
+          const outcome = this.tokeniser.unprotect(kind, start === 0 && end === values.length ? values : values.slice(start, end), opts.scope);
           outcome.result.forEach((value, i) => { result[start + i] = value; });
           for (const i of outcome.invalidToken) invalidToken.add(start + i);
           for (const i of outcome.invalidScope) invalidScope.add(start + i);
-        });
+        };
+        if (!tryAtOnce(values, work)) await inSlices(values, work);
         response.result = result;
         if (invalidToken.size || invalidScope.size) {
           response.discrepancy = {};
@@ -178,14 +179,18 @@ class ProtectionEngine implements Engine {
   }
 }
 
-/** `transform` over `values` in slices (see inSlices), results in order. */
-async function mapInSlices<T>(values: readonly string[], transform: (part: readonly string[]) => readonly T[]): Promise<T[]> {
+/**
+ * `transform` over `values` in slices (see inSlices), results in order; a batch that fits in one
+ * slice comes back at once (an array, not a promise).
+ */
+function mapInSlices<T>(values: readonly string[], transform: (part: readonly string[]) => readonly T[]): T[] | Promise<T[]> {
   const out = new Array<T>(values.length);
-  await inSlices(values, (start, end) => {
-    const part = transform(values.slice(start, end));
+  const work = (start: number, end: number): void => {
+    const part = transform(start === 0 && end === values.length ? values : values.slice(start, end));
     for (let i = 0; i < part.length; i++) out[start + i] = part[i] as T;
-  });
-  return out;
+  };
+  if (tryAtOnce(values, work)) return out;
+  return inSlices(values, work).then(() => out);
 }
 
 /** Creates the protection engine. The same master key gives the same tokens everywhere. */

@@ -24,6 +24,28 @@ function weightOf(value: string): number {
 }
 
 /**
+ * Runs `work(0, values.length)` at once, without a turn of the event loop, when the whole batch
+ * fits in a first slice and builds at most one permutation table: true then. False when the
+ * batch must go through inSlices instead (`work` may have run partly: it must be repeatable).
+ * This spares a request of one or a few values the slicing machinery and its promises.
+ */
+export function tryAtOnce(values: readonly string[], work: (start: number, end: number) => void): boolean {
+  const count = values.length;
+  let weight = 0;
+  for (let i = 0; i < count; i++) {
+    weight += weightOf(values[i] as string);
+    if (weight > FIRST_SLICE_WEIGHT) return false;
+  }
+  try {
+    withTableBuildAllowance(1, () => work(0, count));
+    return true;
+  } catch (error) {
+    if (error instanceof TableBuildDeferred) return false;
+    throw error;
+  }
+}
+
+/**
  * Calls `work(start, end)` over the indexes of `values` in consecutive slices; `work` writes its
  * results where the caller keeps them, and may be called again for the same range (it must be
  * repeatable). A slice builds at most one format-preserving permutation table (up to some 20 ms
