@@ -1,9 +1,13 @@
 import { AES_BLOCK_BYTES, AesEcb } from './aesEcb.js';
-import { loadFeistelHalves } from './ff1Halves.js';
+import { feistelArithmeticFor, loadFeistelHalves } from './ff1Halves.js';
+import {
+  addModulo, numberModulo, reductionChunkBytes, xorNumberBigEndian,
+} from './ff1NumberHalves.js';
 import {
   FF1_MAX_RADIX, FF1_MIN_DOMAIN_SIZE, feistelOutputBytes, minLengthForDomain, numeralStringBytes,
 } from './ff1Params.js';
 import type { Tweak, Tweaks } from './fpeCipher.js';
+import { numberToNumerals, numeralsToNumber } from './numerals.js';
 
 const ROUNDS = 10;
 /** Keeps (length, tweak length) packable into one safe-integer group key. */
@@ -26,6 +30,9 @@ export class FF1 {
   private readonly aes: AesEcb;
   /** CIPH_K(P) by (length, tweak length): P depends on nothing else for a fixed radix. */
   private readonly encryptedP = new Map<number, Buffer>();
+  /** The round block of a one-value call: the code is synchronous, so one serves every call. */
+  private readonly oneBlock = new Uint8Array(AES_BLOCK_BYTES);
+  private readonly oneBase = new Uint8Array(AES_BLOCK_BYTES);
 
   constructor(key: Uint8Array, radix: number) {
     if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
@@ -113,6 +120,9 @@ export class FF1 {
     const laterBlocks = (b - numBInFirstBlock) / AES_BLOCK_BYTES;
     const sBlocks = Math.ceil(d / AES_BLOCK_BYTES);
 
+    if (count === 1 && laterBlocks === 0 && sBlocks === 1 && feistelArithmeticFor(this.radix, n) === 'number') {
+      return [this.cryptOne(values[0] as Uint16Array, sharedTweak ?? (tweak[0] as Tweak), decrypt, u, b, d, roundByteAt)];
+    }
     const base = this.roundIndependentChain(values.length, tweak, sharedTweak, n, u, t, roundByteAt);
     const halves = loadFeistelHalves(values, this.radix, u, v, decrypt);
     // Plain typed arrays: for the small batches of a proxy (one to a few values) they cost far less
@@ -154,6 +164,56 @@ export class FF1 {
       }
     }
     return halves.numerals();
+  }
+
+  /**
+   * cryptGroup for one value whose halves fit plain numbers (path (a)) and whose Q is one block:
+   * the proxy's shape. The same steps with scalars and two reused blocks, so that a call costs
+   * little beyond its ten AES calls; cryptGroup is the reference it must equal.
+   */
+  private cryptOne(x: Uint16Array, tweak: Tweak, decrypt: boolean, u: number, b: number, d: number, roundByteAt: number): Uint16Array {
+    const radix = this.radix;
+    const n = x.length;
+    const v = n - u;
+    const roundBlockOffset = roundByteAt % AES_BLOCK_BYTES;
+    const constantBlocks = Math.floor(roundByteAt / AES_BLOCK_BYTES);
+    let base: Uint8Array;
+    if (constantBlocks === 0) {
+      // Q's constant bytes (tweak, padding) all lie in the round block: no AES call for them.
+      base = this.oneBase;
+      xorTweakBlock(base, 0, this.encryptedPFor(n, u, tweak.length), 0, tweak, 0, roundBlockOffset);
+    } else {
+      base = this.roundIndependentChain(1, tweak, tweak, n, u, tweak.length, roundByteAt);
+    }
+    const modulusU = radix ** u;
+    const modulusV = radix ** v;
+    const inverseU = 1 / modulusU;
+    const inverseV = 1 / modulusV;
+    const chunkU = reductionChunkBytes(modulusU);
+    const chunkV = reductionChunkBytes(modulusV);
+    const first = numeralsToNumber(x, 0, u, radix);
+    const second = numeralsToNumber(x, u, n, radix);
+    // Decryption runs the rounds backwards from A = X[u..n), B = X[0..u) (see FeistelHalves).
+    let left = decrypt ? second : first;
+    let right = decrypt ? first : second;
+    const block = this.oneBlock;
+    for (let round = 0; round < ROUNDS; round++) {
+      const i = decrypt ? ROUNDS - 1 - round : round;
+      const even = i % 2 === 0;
+      block.set(base);
+      block[roundBlockOffset] = (block[roundBlockOffset] as number) ^ i;
+      xorNumberBigEndian(block, roundBlockOffset + 1, right, b);
+      const s = this.aes.encryptBlocks(block);
+      const modulus = even ? modulusU : modulusV;
+      const y = numberModulo(s, 0, d, modulus, even ? inverseU : inverseV, even ? chunkU : chunkV);
+      const c = addModulo(left, y, modulus, decrypt);
+      left = right;
+      right = c;
+    }
+    const out = new Uint16Array(n);
+    numberToNumerals(decrypt ? right : left, radix, out, 0, u);
+    numberToNumerals(decrypt ? left : right, radix, out, u, v);
+    return out;
   }
 
   /**
