@@ -5,7 +5,7 @@ import {
   FF1_MIN_DOMAIN, MIN_DOMAIN, type FpeCipher, type NumeralConstraint, type Tweak, type Tweaks,
 } from './fpeCipher.js';
 import {
-  TweakMode, checkTweakCount, ff1NumeralsPrefix, integerPrefix, permutationNumeralsPrefix, prefixTweaks, tweakAt,
+  TweakMode, checkTweakCount, ff1NumeralsTweaks, integerPrefix, integerTweaks, permutationNumeralsPrefix, tweakAt,
   tweaksAt, type NumeralsMode,
 } from './fpeTweaks.js';
 import {
@@ -68,10 +68,7 @@ class AesFpeCipher implements FpeCipher {
     }
     checkTweakCount(tweak, values.length);
     const mode: NumeralsMode = leadingNonZero ? TweakMode.numeralsLeadingNonZero : TweakMode.numerals;
-    // With leadingNonZero only (radix - 1) · radix^(n-1) values are possible: count those.
-    let minLength = minLengthForDomain(radix, MIN_DOMAIN);
-    if (leadingNonZero && (radix - 1) * radix ** (minLength - 1) < MIN_DOMAIN) minLength++;
-    const ff1MinLength = minLengthForDomain(radix, FF1_MIN_DOMAIN);
+    const { minLength, ff1MinLength } = numeralLengths(radix, leadingNonZero);
     const out = new Array<Uint16Array | null>(values.length).fill(null);
     const ff1Indexes: number[] = [];
     const smallIndexes: number[] = [];
@@ -85,7 +82,7 @@ class AesFpeCipher implements FpeCipher {
     if (ff1Indexes.length > 0) {
       const all = ff1Indexes.length === values.length;
       const inputs = all ? values : ff1Indexes.map((j) => values[j] as Uint16Array);
-      const tweaks = prefixTweaks(ff1NumeralsPrefix(mode), all ? tweak : tweaksAt(tweak, ff1Indexes));
+      const tweaks = ff1NumeralsTweaks(mode).all(all ? tweak : tweaksAt(tweak, ff1Indexes));
       const results = this.ff1Walk(radix, inputs, tweaks, decrypt, leadingNonZero ? startsWithZero : undefined);
       ff1Indexes.forEach((j, g) => { out[j] = results[g] as Uint16Array; });
     }
@@ -141,7 +138,7 @@ class AesFpeCipher implements FpeCipher {
       bigIntToNumerals(domain, 2, limit, 0, bits);
       reject = (x) => !numeralsBelow(x, limit);
     }
-    const results = this.ff1Walk(2, views, prefixTweaks(integerPrefix(domain), tweak), decrypt, reject);
+    const results = this.ff1Walk(2, views, integerTweaks(domain).all(tweak), decrypt, reject);
     return results.map((x) => (bits <= NUMBER_BITS ? BigInt(numeralsToNumber(x, 0, bits, 2)) : numeralsToBigInt(x, 0, bits, 2)));
   }
 
@@ -183,6 +180,23 @@ class AesFpeCipher implements FpeCipher {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return 'FpeCipher {}';
   }
+}
+
+const lengthsByRadix = new Map<number, { minLength: number; ff1MinLength: number }>();
+
+/** The shortest numeral strings that get a permutation, and that get FF1 (cached: radixes are few). */
+function numeralLengths(radix: number, leadingNonZero: boolean): { minLength: number; ff1MinLength: number } {
+  const key = leadingNonZero ? -radix : radix;
+  let lengths = lengthsByRadix.get(key);
+  if (lengths === undefined) {
+    // With leadingNonZero only (radix - 1) · radix^(n-1) values are possible: count those.
+    let minLength = minLengthForDomain(radix, MIN_DOMAIN);
+    if (leadingNonZero && (radix - 1) * radix ** (minLength - 1) < MIN_DOMAIN) minLength++;
+    lengths = { minLength, ff1MinLength: minLengthForDomain(radix, FF1_MIN_DOMAIN) };
+    if (lengthsByRadix.size >= 1024) lengthsByRadix.clear();
+    lengthsByRadix.set(key, lengths);
+  }
+  return lengths;
 }
 
 function startsWithZero(x: Uint16Array): boolean {

@@ -48,20 +48,50 @@ function concat(prefix: Uint8Array, tweak: Tweak): Uint8Array {
 }
 
 /**
- * Prefixes a call's tweaks. Kinds often repeat one tweak object across values; those share
- * one prefixed tweak, which lets FF1 see a shared tweak and skip per-value work.
+ * Prefixes a call's tweaks with one fixed prefix. Kinds often repeat one tweak object across
+ * values; those share one prefixed tweak, which lets FF1 see a shared tweak and skip per-value
+ * work. The prefixed copy of each tweak object is remembered (kinds keep their tweaks, one per
+ * layout), so a call of one value allocates nothing. A
+ * remembered copy is used only while its bytes still equal prefix || tweak: a caller that
+ * changes a tweak in place gets a fresh copy, never a stale one.
  */
-export function prefixTweaks(prefix: Uint8Array, tweak: Tweaks): Tweaks {
-  if (tweak instanceof Uint8Array) return concat(prefix, tweak);
-  const seen = new Map<Tweak, Tweak>();
-  return tweak.map((t) => {
-    let prefixed = seen.get(t);
-    if (!prefixed) {
-      prefixed = concat(prefix, t);
-      seen.set(t, prefixed);
+export class PrefixedTweaks {
+  private readonly copies = new WeakMap<Tweak, Tweak>();
+
+  constructor(private readonly prefix: Uint8Array) {}
+
+  of(tweak: Tweak): Tweak {
+    const copy = this.copies.get(tweak);
+    if (copy !== undefined && isPrefixedCopy(copy, this.prefix, tweak)) return copy;
+    const fresh = concat(this.prefix, tweak);
+    this.copies.set(tweak, fresh);
+    return fresh;
+  }
+
+  all(tweak: Tweaks): Tweaks {
+    if (tweak instanceof Uint8Array) return this.of(tweak);
+    const out = new Array<Tweak>(tweak.length);
+    let last: Tweak | undefined;
+    let lastCopy: Tweak | undefined;
+    for (let j = 0; j < tweak.length; j++) {
+      const t = tweak[j] as Tweak;
+      // Runs of one tweak object are the usual batch: one lookup per run.
+      if (t !== last) {
+        last = t;
+        lastCopy = this.of(t);
+      }
+      out[j] = lastCopy as Tweak;
     }
-    return prefixed;
-  });
+    return out;
+  }
+}
+
+function isPrefixedCopy(copy: Tweak, prefix: Uint8Array, tweak: Tweak): boolean {
+  const p = prefix.length;
+  if (copy.length !== p + tweak.length) return false;
+  for (let x = 0; x < p; x++) if (copy[x] !== prefix[x]) return false;
+  for (let x = 0; x < tweak.length; x++) if (copy[p + x] !== tweak[x]) return false;
+  return true;
 }
 
 /** The tweak of value j. */
@@ -78,4 +108,28 @@ export function checkTweakCount(tweak: Tweaks, count: number): void {
   if (!(tweak instanceof Uint8Array) && tweak.length !== count) {
     throw new RangeError(`got ${tweak.length} tweaks for ${count} values: give one tweak, or one per value`);
   }
+}
+
+const ff1NumeralsTweaksByMode = new Map<NumeralsMode, PrefixedTweaks>([
+  [TweakMode.numerals, new PrefixedTweaks(ff1NumeralsPrefix(TweakMode.numerals))],
+  [TweakMode.numeralsLeadingNonZero, new PrefixedTweaks(ff1NumeralsPrefix(TweakMode.numeralsLeadingNonZero))],
+]);
+
+/** The prefixed tweaks of FF1 over numerals in `mode`. */
+export function ff1NumeralsTweaks(mode: NumeralsMode): PrefixedTweaks {
+  return ff1NumeralsTweaksByMode.get(mode) as PrefixedTweaks;
+}
+
+const integerTweaksByDomain = new Map<bigint, PrefixedTweaks>();
+const INTEGER_DOMAIN_LIMIT = 1024;
+
+/** The prefixed tweaks of integers in [0, domain) (domains are few: a kind has a handful). */
+export function integerTweaks(domain: bigint): PrefixedTweaks {
+  let tweaks = integerTweaksByDomain.get(domain);
+  if (tweaks === undefined) {
+    if (integerTweaksByDomain.size >= INTEGER_DOMAIN_LIMIT) integerTweaksByDomain.clear();
+    tweaks = new PrefixedTweaks(integerPrefix(domain));
+    integerTweaksByDomain.set(domain, tweaks);
+  }
+  return tweaks;
 }

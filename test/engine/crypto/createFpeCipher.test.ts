@@ -112,6 +112,20 @@ describe('createFpeCipher: numerals', () => {
     expect(createFpeCipher(key).encryptNumerals(10, [x], tweak)[0]).toEqual(expected);
   });
 
+  it('follows a tweak changed in place: a remembered prefixed copy is never stale', () => {
+    const cipher = createFpeCipher(key);
+    const digits = Uint16Array.from([4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    const bits = [123456789n];
+    const tweak = new Uint8Array([1, 2, 3]);
+    const before = [cipher.encryptNumerals(10, [digits], tweak)[0], cipher.encryptInteger(1n << 40n, bits, [tweak])[0]];
+    tweak[1] = 9;
+    const fresh = new Uint8Array([1, 9, 3]);
+    const after = [cipher.encryptNumerals(10, [digits], tweak)[0], cipher.encryptInteger(1n << 40n, bits, [tweak])[0]];
+    expect(after).toEqual([cipher.encryptNumerals(10, [digits], fresh)[0], cipher.encryptInteger(1n << 40n, bits, [fresh])[0]]);
+    expect(after[0]).not.toEqual(before[0]);
+    expect(after[1]).not.toEqual(before[1]);
+  });
+
   it('keeps known answers (stored data depends on them)', () => {
     const cipher = createFpeCipher(key);
     const digits = (s: string): Uint16Array => Uint16Array.from(s, Number);
