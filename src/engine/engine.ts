@@ -58,7 +58,8 @@ function protectResponse(result: string[], opts: ResolvedOptions, given: Protect
 class ProtectionEngine implements Engine {
   private readonly keyring: Keyring;
   private readonly tokeniser: Tokeniser;
-  private readonly fpeCiphers = new Map<string, FpeCipher>();
+  /** By kind, then scope: two lookups, no key string built per call. */
+  private readonly fpeCiphers = new Map<Kind, Map<string, FpeCipher>>();
   private readonly maxValueBytes: number;
 
   constructor(config: EngineConfig) {
@@ -69,12 +70,17 @@ class ProtectionEngine implements Engine {
   }
 
   private fpeCipher(kind: Kind, scope: string): FpeCipher {
-    const id = `${kind}\u0000${scope}`;
-    let cipher = this.fpeCiphers.get(id);
+    let byScope = this.fpeCiphers.get(kind);
+    if (!byScope) {
+      byScope = new Map();
+      this.fpeCiphers.set(kind, byScope);
+    }
+    let cipher = byScope.get(scope);
     if (!cipher) {
-      if (this.fpeCiphers.size >= 1024) this.fpeCiphers.clear();
+      // Scopes come from requests: bound the map rather than grow it without end.
+      if (byScope.size >= 1024) byScope.clear();
       cipher = createFpeCipher(this.keyring.subkey('fpe', kind, scope));
-      this.fpeCiphers.set(id, cipher);
+      byScope.set(scope, cipher);
     }
     return cipher;
   }

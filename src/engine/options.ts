@@ -31,7 +31,7 @@ export function resolveOptions(kind: Kind, options: ProtectOptions | undefined):
     throw new ProtectionError('unknown_method', `unknown method; valid methods: ${METHODS.join(', ')}`);
   }
   const scope = opts.scope ?? DEFAULT_SCOPE;
-  if (typeof scope !== 'string' || scope.length === 0 || Buffer.byteLength(scope) > MAX_SCOPE_BYTES) {
+  if (typeof scope !== 'string' || scope.length === 0 || (scope.length * 3 > MAX_SCOPE_BYTES && Buffer.byteLength(scope) > MAX_SCOPE_BYTES)) {
     throw new ProtectionError('invalid_scope', `scope must be a non-empty string of at most ${MAX_SCOPE_BYTES} bytes`);
   }
   const noise = opts.noise === undefined ? 0 : parseNoise(opts.noise);

@@ -72,6 +72,10 @@ describe('engine contract', () => {
     expect((await errorOf(engine.protect('ssn', ['123-45-6789'], { noise: 'two' }))).code).toBe('invalid_noise');
     expect((await errorOf(engine.protect('ssn', ['123-45-6789'], { method: 'fpe', noise: 1 }))).code).toBe('noise_not_supported');
     expect((await errorOf(engine.protect('ssn', ['123-45-6789'], { scope: '' }))).code).toBe('invalid_scope');
+    // The bound is 256 UTF-8 bytes, not characters: 86 × '€' is 258 bytes.
+    expect((await errorOf(engine.protect('ssn', ['123-45-6789'], { scope: 'a'.repeat(257) }))).code).toBe('invalid_scope');
+    expect((await errorOf(engine.protect('ssn', ['123-45-6789'], { scope: '€'.repeat(86) }))).code).toBe('invalid_scope');
+    expect((await engine.protect('ssn', ['123-45-6789'], { scope: '€'.repeat(85) })).result).toHaveLength(1);
     const notStrings = await errorOf(engine.protect('ssn', ['123-45-6789', 5, null, '078-05-1120', {}] as unknown[]));
     expect(notStrings.code).toBe('not_a_string');
     expect(notStrings.indexes).toEqual([1, 2, 4]);
