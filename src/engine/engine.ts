@@ -7,7 +7,7 @@ import type { KindHandler } from './kinds/kind.js';
 import { KIND_HANDLERS } from './kinds/registry.js';
 import { Tokeniser } from './tokens/tokeniser.js';
 import { resolveOptions } from './options.js';
-import { inSlices, tryAtOnce } from './slicedWork.js';
+import { inSlices } from './slicedWork.js';
 import { DEFAULT_MAX_VALUE_BYTES, indexesLongerThan, maxTokenBytes } from './valueLimits.js';
 import {
   KINDS, isKind, type Kind, type ProtectionResponse, type ProtectOptions, type ResolvedOptions,
@@ -156,7 +156,7 @@ class ProtectionEngine implements Engine {
           for (const i of outcome.invalidToken) invalidToken.add(start + i);
           for (const i of outcome.invalidScope) invalidScope.add(start + i);
         };
-        if (!tryAtOnce(values, work)) await inSlices(values, work);
+        await inSlices(values, work);
         response.result = result;
         if (invalidToken.size || invalidScope.size) {
           response.discrepancy = {};
@@ -195,8 +195,8 @@ function mapInSlices<T>(values: readonly string[], transform: (part: readonly st
     const part = transform(start === 0 && end === values.length ? values : values.slice(start, end));
     for (let i = 0; i < part.length; i++) out[start + i] = part[i] as T;
   };
-  if (tryAtOnce(values, work)) return out;
-  return inSlices(values, work).then(() => out);
+  const rest = inSlices(values, work);
+  return rest ? rest.then(() => out) : out;
 }
 
 /** Creates the protection engine. The same master key gives the same tokens everywhere. */

@@ -24,64 +24,58 @@ function weightOf(value: string): number {
 }
 
 /**
- * Runs `work(0, values.length)` at once, without a turn of the event loop, when the whole batch
- * fits in a first slice and builds at most one permutation table: true then. False when the
- * batch must go through inSlices instead (`work` may have run partly: it must be repeatable).
- * This spares a request of one or a few values the slicing machinery and its promises.
- */
-export function tryAtOnce(values: readonly string[], work: (start: number, end: number) => void): boolean {
-  const count = values.length;
-  let weight = 0;
-  for (let i = 0; i < count; i++) {
-    weight += weightOf(values[i] as string);
-    if (weight > FIRST_SLICE_WEIGHT) return false;
-  }
-  try {
-    withTableBuildAllowance(1, () => work(0, count));
-    return true;
-  } catch (error) {
-    if (error instanceof TableBuildDeferred) return false;
-    throw error;
-  }
-}
-
-/**
  * Calls `work(start, end)` over the indexes of `values` in consecutive slices; `work` writes its
  * results where the caller keeps them, and may be called again for the same range (it must be
  * repeatable). A slice builds at most one format-preserving permutation table (up to some 20 ms
  * each); one that needs more runs again after a turn, with the tables built so far cached.
- * A throw rejects the batch.
+ * A throw rejects the batch. Returns undefined when the whole batch was done in the first slice,
+ * without a turn; else a promise of the rest.
  */
-export async function inSlices(values: readonly string[], work: (start: number, end: number) => void, budgetMs = SLICE_BUDGET_MS): Promise<void> {
-  const count = values.length;
-  let start = 0;
-  let allowed = FIRST_SLICE_WEIGHT;
-  let dearest = 0;
-  let deferrals = 0;
-  while (start < count) {
-    let end = start;
-    let weight = 0;
-    do weight += weightOf(values[end++] as string); while (end < count && weight + weightOf(values[end] as string) <= allowed);
-    const began = performance.now();
-    const buildsBefore = permutationTableBuilds();
-    let finished = true;
-    try {
-      withTableBuildAllowance(deferrals < MAX_DEFERRALS ? 1 : Number.POSITIVE_INFINITY, () => work(start, end));
-    } catch (error) {
-      if (!(error instanceof TableBuildDeferred)) throw error;
-      finished = false;
-    }
-    if (finished) {
-      deferrals = 0;
-      // A table build says nothing of the values' own cost: it is bounded apart (one per slice).
-      if (permutationTableBuilds() === buildsBefore) dearest = Math.max(dearest, (performance.now() - began) / weight);
-      start = end;
-      if (start >= count) return;
-      allowed = Math.max(1, Math.min(MAX_SLICE_WEIGHT, 2 * allowed, Math.floor(budgetMs / Math.max(dearest, 1e-4))));
-    } else {
-      allowed = 1;
-      deferrals++;
-    }
-    await nextTurn();
+export function inSlices(values: readonly string[], work: (start: number, end: number) => void, budgetMs = SLICE_BUDGET_MS): Promise<void> | undefined {
+  const state: SliceState = { start: 0, allowed: FIRST_SLICE_WEIGHT, dearest: 0, deferrals: 0 };
+  try {
+    // A batch done in its first slice (one or a few short values) needs no promise and no turn.
+    if (runSlice(values, work, budgetMs, state)) return undefined;
+  } catch (error) {
+    return Promise.reject(error);
   }
+  return restInSlices(values, work, budgetMs, state);
+}
+
+interface SliceState {
+  start: number;
+  allowed: number;
+  dearest: number;
+  deferrals: number;
+}
+
+async function restInSlices(values: readonly string[], work: (start: number, end: number) => void, budgetMs: number, state: SliceState): Promise<void> {
+  do await nextTurn(); while (!runSlice(values, work, budgetMs, state));
+}
+
+/** Runs the next slice (or tries it again); true when every value is done. */
+function runSlice(values: readonly string[], work: (start: number, end: number) => void, budgetMs: number, state: SliceState): boolean {
+  const count = values.length;
+  const start = state.start;
+  if (start >= count) return true;
+  let end = start;
+  let weight = 0;
+  do weight += weightOf(values[end++] as string); while (end < count && weight + weightOf(values[end] as string) <= state.allowed);
+  const began = performance.now();
+  const buildsBefore = permutationTableBuilds();
+  try {
+    withTableBuildAllowance(state.deferrals < MAX_DEFERRALS ? 1 : Number.POSITIVE_INFINITY, () => work(start, end));
+  } catch (error) {
+    if (!(error instanceof TableBuildDeferred)) throw error;
+    state.allowed = 1;
+    state.deferrals++;
+    return false;
+  }
+  state.deferrals = 0;
+  // A table build says nothing of the values' own cost: it is bounded apart (one per slice).
+  if (permutationTableBuilds() === buildsBefore) state.dearest = Math.max(state.dearest, (performance.now() - began) / weight);
+  state.start = end;
+  if (end >= count) return true;
+  state.allowed = Math.max(1, Math.min(MAX_SLICE_WEIGHT, 2 * state.allowed, Math.floor(budgetMs / Math.max(state.dearest, 1e-4))));
+  return false;
 }

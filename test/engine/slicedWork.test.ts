@@ -75,6 +75,31 @@ describe('inSlices', () => {
     expect(cache.stats.tables).toBe(1);
   });
 
+  it('finishes a one-value batch at once, and gives each of its table builds a turn of its own', async () => {
+    expect(inSlices(['a'], () => undefined)).toBeUndefined();
+    const cache = new PermutationTableCache();
+    const key = randomBytes(32);
+    // Counts turns of the event loop: an immediate that queues itself again runs once per turn.
+    let turns = 0;
+    let ticking = true;
+    const tick = (): void => { turns++; if (ticking) setImmediate(tick); };
+    setImmediate(tick);
+    const buildsAtTurn: number[] = [];
+    try {
+      await inSlices(['one value needing three tables'], () => {
+        for (const tweak of ['a', 'b', 'c']) {
+          const before = cache.stats.tables;
+          cache.get(key, 1000, Buffer.from(tweak));
+          if (cache.stats.tables > before) buildsAtTurn.push(turns);
+        }
+      });
+    } finally {
+      ticking = false;
+    }
+    expect(buildsAtTurn).toHaveLength(3);
+    expect(new Set(buildsAtTurn).size).toBe(3);
+  });
+
   it('passes other errors through', async () => {
     await expect(inSlices(['a', 'b'], () => { throw new Error('boom'); })).rejects.toThrow('boom');
   });
