@@ -126,9 +126,6 @@ const refused: readonly (readonly [sql: string, reason: string])[] = [
   ['INSERT INTO customers (ssn) SELECT * FROM generate_series(1, 3)', 'INSERT … SELECT'],
   // constants of one derived column into two protected columns
   ["INSERT INTO customers (ssn, email) SELECT a, a FROM (VALUES ('x')) v(a)", 'also feed protected column public.customers.email'],
-  // SQL-level PREPARE: EXECUTE arguments cannot be protected, arrays included
-  ['PREPARE p AS INSERT INTO customers (ssn) SELECT * FROM unnest($1::text[])', 'PREPARE parameter $1'],
-  ['PREPARE p AS INSERT INTO customers (id, ssn) SELECT * FROM (VALUES ($1, $2)) v', 'PREPARE parameter $2'],
   ["INSERT INTO customers (ssn, email) SELECT u, u FROM unnest('{a}'::text[]) u", 'also feed protected column public.customers.email'],
   // an array parameter is not also a scalar
   ['INSERT INTO customers (ssn, email) SELECT u, $1 FROM unnest($1::text[]) u', 'both as one value and as an array'],
@@ -141,6 +138,15 @@ describe('derived sources that cannot be protected', () => {
     expect(rejection?.sqlState).toBe('0A000');
     expect(rejection?.message).toContain(reason);
     expect(rejection?.message).toMatch(/protected column public\.customers\.(ssn|email)/);
+  });
+
+  it('plans the parameters of a SQL-level PREPARE over a derived source, as for a Parse', () => {
+    const unnest = analyseOne('PREPARE p AS INSERT INTO customers (ssn) SELECT * FROM unnest($1::text[])');
+    expect(unnest.rejection).toBeUndefined();
+    expect(unnest.arrayParams.map((target) => [target.param, target.column])).toEqual([[1, SSN]]);
+    const values = analyseOne('PREPARE p AS INSERT INTO customers (id, ssn) SELECT * FROM (VALUES ($1, $2)) v');
+    expect(values.rejection).toBeUndefined();
+    expect(values.params.map((target) => [target.param, target.column])).toEqual([[2, SSN]]);
   });
 
   it('marks an array constant under unnest for element-by-element protection', () => {

@@ -98,6 +98,8 @@ describe('SqlAnalysisCache by literal shape', () => {
       (a: string, n: number) => `INSERT INTO customers (id, ssn) VALUES (${n}, ${a})`,
       (a: string, n: number) => `DELETE FROM orders WHERE memo = ${a} AND amount < ${n}`,
       (a: string, n: number) => `SELECT ${a} AS x, ${n} AS y`,
+      (a: string, n: number) => `SELECT id FROM plain WHERE id IN (${n}, -${n}, 1) AND note <> ${a} OR ${a} = note`,
+      (a: string, n: number) => `SELECT o.id FROM orders o JOIN plain p ON p.id = o.id WHERE p.note = ${a} AND o.amount > -${n}.5`,
     ];
     const literal = fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => `'${text.replaceAll("'", "''")}'`);
     const cache = new SqlAnalysisCache();

@@ -21,6 +21,26 @@ export interface LiteralShape {
   readonly key: string;
   /** Byte length of the text (a reused analysis's statement range is moved by the difference). */
   readonly byteLength: number;
+  /** Byte offset of each constant, in order (offsets in a reused analysis are moved to these). */
+  readonly constantOffsets: readonly number[];
+}
+
+/** The UTF-8 byte offset of each of `indexes` (UTF-16 positions of `text`, ascending). */
+function byteOffsets(text: string, indexes: readonly number[]): number[] {
+  const offsets: number[] = [];
+  let bytes = 0;
+  let at = 0;
+  for (const index of indexes) {
+    for (; at < index; at++) {
+      const code = text.charCodeAt(at);
+      if (code < 0x80) bytes += 1;
+      else if (code < 0x800) bytes += 2;
+      else if (code >= 0xd800 && code <= 0xdbff) { bytes += 4; at++; } // a surrogate pair: one code point
+      else bytes += 3;
+    }
+    offsets.push(bytes);
+  }
+  return offsets;
 }
 
 const FIRST_WORDS = new Set(['select', 'insert', 'update', 'delete']);
@@ -44,6 +64,7 @@ function isSpace(code: number): boolean {
 /** The text's shape, or undefined when the text is not simple enough to have one. */
 export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): LiteralShape | undefined {
   const parts: string[] = [];
+  const constants: number[] = [];
   let from = 0; // start of the text not yet copied into parts
   let firstWord: string | undefined;
   let i = 0;
@@ -61,6 +82,7 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
         j++;
       }
       parts.push(sql.slice(from, i), '$s');
+      constants.push(i);
       i = j + 1;
       from = i;
     } else if (code === 0x22) { // "quoted name": kept, and checked like a word
@@ -101,6 +123,7 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
       // 1e5, 0x1F, 1_000: left to the full analysis.
       if (j < n && isWordPart(sql.charCodeAt(j))) return undefined;
       parts.push(sql.slice(from, i), '$n');
+      constants.push(i);
       i = j;
       from = i;
     } else if (code === 0x24) { // $1, $$
@@ -118,5 +141,5 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
   }
   if (firstWord === undefined) return undefined;
   parts.push(sql.slice(from));
-  return { key: parts.join(''), byteLength: Buffer.byteLength(sql, 'utf8') };
+  return { key: parts.join(''), byteLength: Buffer.byteLength(sql, 'utf8'), constantOffsets: byteOffsets(sql, constants) };
 }

@@ -18,11 +18,11 @@ import { RULE_EXPRESSION_NAMES } from './statementRules.js';
 /** Names whose calls or mentions the analysis reads constants of: their texts get no shape. */
 const SHAPE_DENIED_WORDS: ReadonlySet<string> = new Set([...RULE_EXPRESSION_NAMES, ...EXPOSURE_FUNCTION_NAMES]);
 
-/** An analysis kept for a shape: the one statement, and the byte length of the text it came from. */
+/** An analysis kept for a shape: the one statement, and the shape of the text it came from. */
 interface ShapeEntry {
   readonly analysis: SqlAnalysis;
   readonly statement: StatementAnalysis;
-  readonly byteLength: number;
+  readonly shape: LiteralShape;
 }
 
 /** True when nothing in the analysis can depend on a constant's value. */
@@ -34,7 +34,8 @@ function foundNothing(analysis: SqlAnalysis): boolean {
     && statement.literals.length === 0 && statement.comparedColumns.length === 0 && statement.copyFrom === undefined
     && statement.copy === undefined && statement.rejection === undefined && statement.exposures.length === 0
     && statement.opaqueRead === undefined && (statement.sessionEffects ?? []).length === 0
-    && (statement.rules ?? []).length === 0 && statement.preparedNames === undefined;
+    && (statement.rules ?? []).length === 0 && statement.preparedNames === undefined
+    && (statement.paramUses ?? []).length === 0;
 }
 
 export interface SqlAnalysisCacheOptions {
@@ -76,18 +77,19 @@ export class SqlAnalysisCache {
     const shape = this.shapeOf(sql, schema);
     const shapeKey = shape === undefined ? undefined : `${schemaKey}\u0000${shape.key}`;
     const shaped = shapeKey === undefined ? undefined : this.shapes.get(shapeKey);
-    if (shaped !== undefined && shape !== undefined && shapeKey !== undefined) {
+    const moved = shaped === undefined || shape === undefined ? undefined : movedTo(shaped, shape);
+    if (moved !== undefined && shapeKey !== undefined) {
       this.shapeHits++;
       this.shapes.delete(shapeKey);
-      this.shapes.set(shapeKey, shaped);
-      return movedTo(shaped, shape);
+      this.shapes.set(shapeKey, shaped as ShapeEntry);
+      return moved;
     }
     this.misses++;
     const analysis = analyseSql(sql, schema);
     if (!analysis.statements.some((statement) => statement.literals.length > 0)) remember(this.entries, key, analysis, this.maxEntries);
     if (shape !== undefined && shapeKey !== undefined && foundNothing(analysis)) {
       const statement = analysis.statements[0] as StatementAnalysis;
-      remember(this.shapes, shapeKey, { analysis, statement, byteLength: shape.byteLength }, this.maxEntries);
+      if (movedTo({ analysis, statement, shape }, shape) !== undefined) remember(this.shapes, shapeKey, { analysis, statement, shape }, this.maxEntries);
     }
     return analysis;
   }
@@ -121,9 +123,23 @@ function remember<V>(map: Map<string, V>, key: string, value: V, maxEntries: num
   }
 }
 
-/** The kept analysis for a text of the same shape: its statement ends where this text's does. */
-function movedTo(entry: ShapeEntry, shape: LiteralShape): SqlAnalysis {
-  const shift = shape.byteLength - entry.byteLength;
-  if (shift === 0) return entry.analysis;
-  return { ...entry.analysis, statements: [{ ...entry.statement, end: entry.statement.end + shift }] };
+/**
+ * The kept analysis for a text of the same shape, its offsets moved to this text: the statement
+ * ends where this text's does, and the constants compared with plain values sit where this text's
+ * constants do. Undefined when an offset is not a constant's (the analysis is then not reused).
+ */
+function movedTo(entry: ShapeEntry, shape: LiteralShape): SqlAnalysis | undefined {
+  const { statement } = entry;
+  const compared = statement.plainComparedValues ?? [];
+  const moved: number[] = [];
+  for (const offset of compared) {
+    const index = entry.shape.constantOffsets.indexOf(offset);
+    const to = shape.constantOffsets[index];
+    if (index < 0 || to === undefined) return undefined;
+    moved.push(to);
+  }
+  const shift = shape.byteLength - entry.shape.byteLength;
+  if (shift === 0 && moved.every((offset, i) => offset === compared[i])) return entry.analysis;
+  const next: StatementAnalysis = { ...statement, end: statement.end + shift, ...(statement.plainComparedValues === undefined ? {} : { plainComparedValues: moved }) };
+  return { ...entry.analysis, statements: [next] };
 }
