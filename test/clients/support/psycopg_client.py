@@ -42,9 +42,9 @@ def main():
         def copy_in():
             with app.cursor().copy(f"COPY public.customers ({', '.join(COLUMNS)}) FROM STDIN") as copy:
                 for row in rows[2:4]:
-                    # psycopg writes a uuid.UUID as 32 hex digits without hyphens, a form pgveil's
-                    # uuid kind refuses (22P02); the canonical text form goes through.
-                    copy.write_row(tuple(str(v) if isinstance(v, uuid.UUID) else v for v in typed(row)))
+                    # psycopg writes a uuid.UUID as 32 hex digits without hyphens, which PostgreSQL
+                    # and pgveil read as the same uuid.
+                    copy.write_row(typed(row))
         attempt(steps, "copy_from_stdin_text", copy_in)
         attempt(steps, "execute_binary_parameters", lambda: app.execute(INSERT_BINARY, typed(rows[4])))
         # Server-side prepared statement: prepare=True names it on the first execution.
