@@ -41,6 +41,7 @@ const mapped: readonly Case[] = [
   { sql: 'INSERT INTO customers (ssn, id) SELECT * FROM unnest($1::text[]) WITH ORDINALITY', arrayParams: [[1, SSN]] },
   { sql: 'INSERT INTO customers (ssn) SELECT s FROM unnest($1::text[]) s', arrayParams: [[1, SSN]] },
   { sql: 'INSERT INTO customers (ssn) SELECT * FROM pg_catalog.unnest($1::text[])', arrayParams: [[1, SSN]] },
+  { sql: 'INSERT INTO customers (id, ssn, email) SELECT * FROM unnest($1::int[], $2::inet[], $3::cidr[])', arrayParams: [[2, SSN], [3, EMAIL]] },
   { sql: "INSERT INTO customers (ssn) SELECT * FROM unnest(ARRAY['a', $1])", params: [[1, SSN]], literals: [["'a'", 'a', SSN]] },
   // UPDATE … FROM (VALUES …): the bulk-update shape
   { sql: 'UPDATE customers SET ssn = v.a FROM (VALUES ($1, 1), ($2, 2)) AS v(a, id) WHERE customers.id = v.id', params: [[1, SSN], [2, SSN]] },

@@ -52,6 +52,7 @@ export function valuesListOrigins(rows: readonly (readonly Node[])[]): ColumnOri
 const SCALAR_TYPES = new Set([
   'text', 'varchar', 'bpchar', 'char', 'name', 'int2', 'int4', 'int8', 'numeric', 'float4', 'float8', 'bool',
   'date', 'time', 'timetz', 'timestamp', 'timestamptz', 'interval', 'uuid', 'json', 'jsonb', 'bytea', 'citext',
+  'inet', 'cidr', 'macaddr', 'macaddr8',
 ]);
 
 /** One argument of `unnest(…)`: its elements as supplied values, or undefined when it is anything else. */
