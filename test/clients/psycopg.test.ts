@@ -1,6 +1,7 @@
 /**
  * psycopg 3 (Debian's python3-psycopg) through the proxy on the demo's table and policy:
- * server-side binding, executemany, COPY FROM STDIN (text), binary parameters and binary cursors.
+ * server-side binding, executemany, COPY FROM STDIN (text), binary parameters, a bulk insert from
+ * unnest of one array parameter a column, and binary cursors.
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import {
 import { DEBIAN_PYTHON, requireProgram, runJson } from './support/programs.js';
 
 const PROGRAM = fileURLToPath(new URL('./support/psycopg_client.py', import.meta.url));
-const CUSTOMERS = demoCustomers(20, 6);
+const CUSTOMERS = demoCustomers(20, 8);
 
 interface PsycopgRun {
   steps: Record<string, 'ok' | { sqlstate: string | null; message: string }>;
@@ -36,8 +37,8 @@ afterAll(async () => {
 });
 
 describe('psycopg 3', () => {
-  it('writes with executemany, COPY FROM STDIN, binary parameters and a prepared statement', () => {
-    expect(result.steps).toEqual({ executemany: 'ok', copy_from_stdin_text: 'ok', execute_binary_parameters: 'ok', execute_prepared: 'ok' });
+  it('writes with executemany, COPY FROM STDIN, binary parameters, a prepared statement and INSERT … SELECT FROM unnest of array parameters', () => {
+    expect(result.steps).toEqual({ executemany: 'ok', copy_from_stdin_text: 'ok', execute_binary_parameters: 'ok', execute_prepared: 'ok', insert_select_unnest: 'ok' });
     expect(result.ids).toHaveLength(CUSTOMERS.length);
   });
 

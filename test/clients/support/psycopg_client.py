@@ -12,6 +12,12 @@ import psycopg
 COLUMNS = ["full_name", "email", "ssn", "phone", "card_number", "birth_date", "city", "ip_address", "external_id"]
 INSERT = f"INSERT INTO public.customers ({', '.join(COLUMNS)}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
 INSERT_BINARY = f"INSERT INTO public.customers ({', '.join(COLUMNS)}) VALUES ({', '.join(['%b'] * len(COLUMNS))})"
+# The bulk insert SQLAlchemy and psycopg users write: one array parameter a column, unnest in SQL.
+ARRAY_TYPES = ["text", "text", "text", "text", "text", "date", "text", "inet", "uuid"]
+INSERT_UNNEST = (
+    f"INSERT INTO public.customers ({', '.join(COLUMNS)}) "
+    f"SELECT * FROM unnest({', '.join(f'%s::{t}[]' for t in ARRAY_TYPES)})"
+)
 SELECT = f"SELECT {', '.join(COLUMNS)} FROM public.customers WHERE id = ANY(%s) ORDER BY id"
 
 
@@ -49,6 +55,11 @@ def main():
         attempt(steps, "execute_binary_parameters", lambda: app.execute(INSERT_BINARY, typed(rows[4])))
         # Server-side prepared statement: prepare=True names it on the first execution.
         attempt(steps, "execute_prepared", lambda: app.execute(INSERT, typed(rows[5]), prepare=True))
+
+        def insert_unnest():
+            typed_rows = [typed(r) for r in rows[6:8]]
+            app.execute(INSERT_UNNEST, [list(column) for column in zip(*typed_rows)])
+        attempt(steps, "insert_select_unnest", insert_unnest)
         emails = [r["email"] for r in rows]
         ids = [r[0] for r in app.execute("SELECT id FROM public.customers WHERE email = ANY(%s) ORDER BY id", [emails]).fetchall()]
     reads = {}
