@@ -12,6 +12,12 @@ import asyncpg
 
 COLUMNS = ["full_name", "email", "ssn", "phone", "card_number", "birth_date", "city", "ip_address", "external_id"]
 INSERT = f"INSERT INTO public.customers ({', '.join(COLUMNS)}) VALUES ({', '.join(f'${i + 1}' for i in range(len(COLUMNS)))})"
+# A bulk insert from one array parameter a column; asyncpg sends every array in binary.
+ARRAY_TYPES = ["text", "text", "text", "text", "text", "date", "text", "inet", "uuid"]
+INSERT_UNNEST = (
+    f"INSERT INTO public.customers ({', '.join(COLUMNS)}) "
+    f"SELECT * FROM unnest({', '.join(f'${i + 1}::{t}[]' for i, t in enumerate(ARRAY_TYPES))})"
+)
 SELECT = f"SELECT {', '.join(COLUMNS)} FROM public.customers WHERE id = ANY($1::bigint[]) ORDER BY id"
 
 
@@ -53,6 +59,8 @@ async def main():
     # Binary COPY FROM STDIN.
     await attempt(steps, "copy_records_to_table", lambda: app.copy_records_to_table(
         "customers", schema_name="public", columns=COLUMNS, records=[typed(r) for r in rows[5:7]]))
+    await attempt(steps, "insert_select_unnest", lambda: app.execute(
+        INSERT_UNNEST, *[list(column) for column in zip(*[typed(r) for r in rows[7:9]])]))
     emails = [r["email"] for r in rows]
     ids = [r["id"] for r in await app.fetch("SELECT id FROM public.customers WHERE email = ANY($1::text[]) ORDER BY id", emails)]
     await app.close()
