@@ -1,7 +1,8 @@
 /**
  * pgjdbc (Debian's libpostgresql-jdbc-java, run by a headless JRE's single-file source launcher)
  * through the proxy on the demo's table and policy: a batch rewritten to a multi-row INSERT
- * (reWriteBatchedInserts) and server-prepared statements (prepareThreshold=1).
+ * (reWriteBatchedInserts), server-prepared statements (prepareThreshold=1) and a batch of
+ * UPDATE … FROM (VALUES (?, ?, ?), (?, ?, ?)) replacing protected values.
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,11 @@ import { requireProgram, runJson } from './support/programs.js';
 
 const PROGRAM = fileURLToPath(new URL('./support/PgjdbcClient.java', import.meta.url));
 const DRIVER = '/usr/share/java/postgresql.jar';
-const CUSTOMERS = demoCustomers(80, 6);
+const WRITTEN = demoCustomers(80, 6);
+/** New ssn and card numbers for the first four rows, sent as one batch of UPDATE … FROM (VALUES …). */
+const UPDATES = demoCustomers(86, 4).map((c) => ({ ssn: c.ssn, card_number: c.card_number }));
+/** What the table must hold once the updates ran. */
+const CUSTOMERS = WRITTEN.map((c, i) => ({ ...c, ...UPDATES[i] }));
 
 interface PgjdbcRun {
   steps: Record<string, 'ok' | number | number[] | { sqlstate: string; message: string }>;
@@ -30,7 +35,8 @@ beforeAll(async () => {
   requireProgram('test', ['-r', DRIVER], 'libpostgresql-jdbc-java');
   harness = await startDemoHarness();
   result = await runJson<PgjdbcRun>('java', ['-cp', DRIVER, PROGRAM], {
-    ROWS: CUSTOMERS.map((c) => CUSTOMER_COLUMNS.map((column) => c[column]).join('\t')).join('\n'),
+    ROWS: WRITTEN.map((c) => CUSTOMER_COLUMNS.map((column) => c[column]).join('\t')).join('\n'),
+    UPDATES: UPDATES.map((u) => `${u.ssn}\t${u.card_number}`).join('\n'),
     PROXY_PORT: String(harness.proxy.port), DATABASE: harness.database.database,
     APP_USER: APP.email, APP_PASSWORD: APP.password, SUPPORT_USER: SUPPORT.email, SUPPORT_PASSWORD: SUPPORT.password,
     ANALYST_USER: ANALYST.email, ANALYST_PASSWORD: ANALYST.password,
@@ -44,18 +50,25 @@ afterAll(async () => {
 });
 
 describe('pgjdbc', () => {
-  it('writes a rewritten batch and server-prepared inserts', () => {
+  it('writes a rewritten batch, server-prepared inserts and a batch of UPDATE … FROM (VALUES …)', () => {
     expect(result.steps).toEqual({
       batch_counts: [-2, -2, -2, -2], // SUCCESS_NO_INFO: the batch went as one multi-row INSERT
       batch: 'ok',
       server_prepared: 'ok',
       server_prepared_inserts: expect.any(Number),
+      batch_update_from_values: 'ok',
+      batch_update_counts: [2, 2],
     });
     expect(result.steps.server_prepared_inserts).toBeGreaterThanOrEqual(1);
   });
 
-  it('stores no plaintext of a protected column; app, support and analyst read their views', async () => {
-    await expectDemoPolicy(expect, harness, CUSTOMERS);
+  it('stores no plaintext of a protected column, updated ones included; app, support and analyst read their views', async () => {
+    const { stored } = await expectDemoPolicy(expect, harness, CUSTOMERS);
+    const storedValues = stored.flatMap((row) => [row.ssn, row.card_number]);
+    for (const replaced of WRITTEN.slice(0, UPDATES.length)) {
+      expect(storedValues).not.toContain(replaced.ssn);
+      expect(storedValues).not.toContain(replaced.card_number);
+    }
   });
 
   it('reads, before and after the statement is server-prepared, what each role may see', async () => {

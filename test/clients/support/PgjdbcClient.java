@@ -22,6 +22,9 @@ import java.util.UUID;
 public class PgjdbcClient {
   static final String[] COLUMNS = {"full_name", "email", "ssn", "phone", "card_number", "birth_date", "city", "ip_address", "external_id"};
   static final String INSERT = "INSERT INTO public.customers (" + String.join(", ", COLUMNS) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?::inet, ?)";
+  // Two rows a statement, two statements in one batch: the bulk update ORMs and hand-written JDBC send.
+  static final String UPDATE_FROM_VALUES = "UPDATE public.customers AS c SET ssn = v.ssn, card_number = v.card_number"
+      + " FROM (VALUES (?, ?, ?), (?, ?, ?)) AS v(id, ssn, card_number) WHERE c.id = v.id::bigint";
   static final String SELECT = "SELECT " + String.join(", ", COLUMNS) + " FROM public.customers WHERE id = ANY(?) ORDER BY id";
 
   static Connection connect(String role) throws SQLException {
@@ -119,6 +122,25 @@ public class PgjdbcClient {
           while (result.next()) ids.add(result.getLong(1));
         }
       }
+      // UPDATES: one "ssn<TAB>card_number" line for each of the first rows, in id order.
+      List<String[]> updates = new ArrayList<>();
+      for (String line : System.getenv("UPDATES").split("\n")) updates.add(line.split("\t", -1));
+      attempt(steps, "batch_update_from_values", () -> {
+        try (PreparedStatement update = app.prepareStatement(UPDATE_FROM_VALUES)) {
+          for (int first = 0; first < updates.size(); first += 2) {
+            for (int k = 0; k < 2; k++) {
+              String[] values = updates.get(first + k);
+              update.setString(k * 3 + 1, ids.get(first + k).toString());
+              update.setString(k * 3 + 2, values[0]);
+              update.setString(k * 3 + 3, values[1]);
+            }
+            update.addBatch();
+          }
+          List<Object> counts = new ArrayList<>();
+          for (int count : update.executeBatch()) counts.add(count);
+          steps.put("batch_update_counts", counts);
+        }
+      });
     }
     Map<String, Object> reads = new LinkedHashMap<>();
     for (String role : new String[] {"APP", "SUPPORT", "ANALYST"}) {
