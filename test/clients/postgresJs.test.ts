@@ -1,6 +1,7 @@
 /**
  * postgres.js through the proxy on the demo's table and policy: multi-row inserts from
- * sql(rows), pipelined queries on one connection, and its named prepared statements.
+ * sql(rows), pipelined queries on one connection, its named prepared statements, and a bulk update
+ * from `(values ${sql(rows)})`.
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import {
   type ClientReads, type PolicyHarness, type TestAccount,
 } from './support/demoHarness.js';
 
-const CUSTOMERS = demoCustomers(60, 8);
+const CUSTOMERS = demoCustomers(60, 10);
 
 let harness: PolicyHarness;
 const open: postgres.Sql[] = [];
@@ -79,6 +80,28 @@ describe('postgres.js', () => {
     }
     const statements = await app`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE 'SELECT ssn, card_number%'`;
     expect(statements).toEqual([{ n: 1 }]);
+  });
+
+  it('updates protected columns of many rows in one statement from (values ${sql(rows)})', async () => {
+    const app = connect(APP);
+    const written = CUSTOMERS.slice(8, 10);
+    await app`INSERT INTO public.customers ${app(written, ...CUSTOMER_COLUMNS)}`;
+    const ids = await idsOf(app, written.map((c) => c.email));
+    const replacements = demoCustomers(70, 2);
+    const values = ids.map((id, i) => [String(id), replacements[i]!.ssn, replacements[i]!.card_number]);
+    const updated = await app`
+      UPDATE public.customers SET ssn = update_data.ssn, card_number = update_data.card_number
+      FROM (VALUES ${app(values)}) AS update_data (id, ssn, card_number)
+      WHERE customers.id = (update_data.id)::bigint
+      RETURNING customers.ssn, customers.card_number`;
+    expect(updated).toEqual(replacements.map((r) => ({ ssn: r.ssn, card_number: r.card_number })));
+    const expected = written.map((c, i) => ({ ...c, ssn: replacements[i]!.ssn, card_number: replacements[i]!.card_number }));
+    const { stored } = await expectDemoPolicy(expect, harness, expected);
+    const storedValues = stored.flatMap((row) => [row.ssn, row.card_number]);
+    for (const plain of [...written, ...replacements]) {
+      expect(storedValues).not.toContain(plain.ssn);
+      expect(storedValues).not.toContain(plain.card_number);
+    }
   });
 
   it('reads, pipelined and prepared, what each role may see', async () => {
