@@ -7,7 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { DEMO_POLICIES_FILE } from '../../../src/cli/demo/demoConfig.js';
 import { generateDemoRows, type DemoCustomer } from '../../../src/cli/demo/demoRows.js';
 import { CUSTOMERS_TABLE_SQL } from '../../../src/cli/demo/demoSchema.js';
-import { ANALYST, APP, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from '../../proxy/enforcement/support/policyHarness.js';
+import {
+  ANALYST, APP, startPolicyHarness, SUPPORT, type PolicyHarness, type PolicyHarnessOptions, type TestAccount,
+} from '../../proxy/enforcement/support/policyHarness.js';
 
 export { ANALYST, APP, SUPPORT, type DemoCustomer, type PolicyHarness, type TestAccount };
 
@@ -21,8 +23,8 @@ export const STORED_AS_TOKENS = ['full_name', 'email', 'ssn', 'card_number', 'bi
 
 export type CustomerRow = Record<(typeof CUSTOMER_COLUMNS)[number], string | null>;
 
-export async function startDemoHarness(): Promise<PolicyHarness> {
-  return startPolicyHarness(CUSTOMERS_TABLE_SQL, await readFile(DEMO_POLICIES_FILE, 'utf8'));
+export async function startDemoHarness(options: PolicyHarnessOptions = {}): Promise<PolicyHarness> {
+  return startPolicyHarness(CUSTOMERS_TABLE_SQL, await readFile(DEMO_POLICIES_FILE, 'utf8'), options);
 }
 
 /** `count` demo customers from `offset`: each client file takes a slice of its own. */

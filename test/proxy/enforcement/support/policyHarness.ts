@@ -80,8 +80,15 @@ async function connected(config: pg.ClientConfig): Promise<pg.Client> {
   return client;
 }
 
-export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = POLICIES_YAML, extra: { audit?: AuditLog } = {}): Promise<PolicyHarness> {
-  const database = await startTestPostgres();
+/** Extra settings: an audit log for the hooks and proxy, and a server to use instead of the usual test PostgreSQL. */
+export interface PolicyHarnessOptions {
+  audit?: AuditLog;
+  startDatabase?: () => Promise<TestPostgres>;
+}
+
+export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = POLICIES_YAML, options: PolicyHarnessOptions = {}): Promise<PolicyHarness> {
+  const { startDatabase = startTestPostgres, ...extra } = options;
+  const database = await startDatabase();
   const setup = new pg.Client({ connectionString: database.url });
   await setup.connect();
   await setup.query(schemaSql);
