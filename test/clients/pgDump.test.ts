@@ -25,6 +25,14 @@ beforeAll(async () => {
   requireProgram('pg_restore', ['--version'], 'postgresql-client');
   harness = await startDemoHarness({ startDatabase: startPostgres15 });
   folder = await mkdtemp(path.join(tmpdir(), 'pgveil-pg-dump-'));
+  // The app's least-privilege login may only draw ids from the sequence (USAGE); pg_dump reads it
+  // (SELECT) and pg_restore sets it (setval needs UPDATE), as a backup login of the app's would.
+  const direct = await harness.direct();
+  try {
+    await direct.query('GRANT SELECT, UPDATE ON SEQUENCE public.customers_id_seq TO pgveil_app');
+  } finally {
+    await direct.end();
+  }
   const app = await harness.connect(APP);
   try {
     for (const customer of CUSTOMERS) {

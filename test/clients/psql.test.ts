@@ -87,6 +87,25 @@ LIMIT 1000;`;
   });
 });
 
+describe('least-privilege upstream logins', () => {
+  it('each role reaches PostgreSQL as the demo\'s own login, and PostgreSQL refuses what that login may not do', async () => {
+    for (const [account, login] of [[APP, 'pgveil_app'], [SUPPORT, 'pgveil_support'], [ANALYST, 'pgveil_analyst']] as const) {
+      const who = await psql(account, 'SELECT current_user, usesuper FROM pg_user WHERE usename = current_user', ['-A', '-t']);
+      expect(who).toMatchObject({ code: 0, stderr: '', stdout: `${login}|f\n` });
+    }
+    const before = await idsOfAll();
+    for (const account of [SUPPORT, ANALYST]) {
+      const erase = await psql(account, 'DELETE FROM public.customers');
+      expect(erase.code).not.toBe(0);
+      expect(erase.stderr).toContain('permission denied for table customers');
+    }
+    const create = await psql(APP, 'CREATE TABLE public.copied AS SELECT * FROM public.customers');
+    expect(create.code).not.toBe(0);
+    expect(create.stderr).toContain('permission denied for schema public');
+    expect(await idsOfAll()).toEqual(before);
+  });
+});
+
 describe('pg_dump', () => {
   it('returns to pg_dump\'s data statement (COPY … TO stdout) tokens for the analyst and plaintext for the app', async () => {
     const copy = `COPY public.customers (id, ${COLUMN_LIST}) TO stdout;\n`;

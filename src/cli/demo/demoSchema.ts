@@ -42,7 +42,8 @@ async function connected(config: pg.ClientConfig): Promise<pg.Client> {
  */
 export const DEMO_UPSTREAM_ROLES: Readonly<Record<string, string>> = { app: 'pgveil_app', support: 'pgveil_support', analyst: 'pgveil_analyst' };
 
-function upstreamRolesSql(password: string): string {
+/** SQL creating (or updating) the demo's upstream roles with `password`, and granting each its least privilege. */
+export function demoUpstreamRolesSql(password: string): string {
   const quoted = `'${password.replace(/'/g, "''")}'`;
   const roles = Object.values(DEMO_UPSTREAM_ROLES);
   return [
@@ -61,7 +62,7 @@ export async function ensureDemoTable(database: { port: number; password: string
   const client = await connected({ port: database.port, user: DEMO_DB_USER, password: database.password });
   try {
     await client.query(CUSTOMERS_TABLE_SQL);
-    await client.query(upstreamRolesSql(database.password));
+    await client.query(demoUpstreamRolesSql(database.password));
   } finally {
     await client.end();
   }

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { DEMO_POLICIES_FILE } from '../../../src/cli/demo/demoConfig.js';
 import { generateDemoRows, type DemoCustomer } from '../../../src/cli/demo/demoRows.js';
-import { CUSTOMERS_TABLE_SQL } from '../../../src/cli/demo/demoSchema.js';
+import { CUSTOMERS_TABLE_SQL, DEMO_UPSTREAM_ROLES, demoUpstreamRolesSql } from '../../../src/cli/demo/demoSchema.js';
 import {
   ANALYST, APP, startPolicyHarness, SUPPORT, type PolicyHarness, type PolicyHarnessOptions, type TestAccount,
 } from '../../proxy/enforcement/support/policyHarness.js';
@@ -23,8 +23,18 @@ export const STORED_AS_TOKENS = ['full_name', 'email', 'ssn', 'card_number', 'bi
 
 export type CustomerRow = Record<(typeof CUSTOMER_COLUMNS)[number], string | null>;
 
+/** The password of the demo's upstream roles in tests (each test server is private to its file). */
+const UPSTREAM_PASSWORD = 'pgveil-least-privilege';
+
+/**
+ * The demo's table and policy behind the proxy, each pgveil role logging in upstream as the demo's
+ * least-privilege role (pgveil_app writes the table, pgveil_support and pgveil_analyst only read it),
+ * as the demo does, so PostgreSQL's privileges back pgveil's rules up.
+ */
 export async function startDemoHarness(options: PolicyHarnessOptions = {}): Promise<PolicyHarness> {
-  return startPolicyHarness(CUSTOMERS_TABLE_SQL, await readFile(DEMO_POLICIES_FILE, 'utf8'), options);
+  const upstreamLogins = new Map(Object.entries(DEMO_UPSTREAM_ROLES).map(([role, user]) => [role, { user, password: UPSTREAM_PASSWORD }]));
+  const schema = `${CUSTOMERS_TABLE_SQL};\n${demoUpstreamRolesSql(UPSTREAM_PASSWORD)}`;
+  return startPolicyHarness(schema, await readFile(DEMO_POLICIES_FILE, 'utf8'), { upstreamLogins, ...options });
 }
 
 /** `count` demo customers from `offset`: each client file takes a slice of its own. */

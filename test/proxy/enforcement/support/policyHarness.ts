@@ -17,7 +17,7 @@ import { createEngine } from '../../../../src/engine/engine.js';
 import type { Engine } from '../../../../src/engine/engineTypes.js';
 import { Keyring } from '../../../../src/keys/keyring.js';
 import { openPolicyStore, type PolicyStore } from '../../../../src/policy/index.js';
-import { startProxy, type RunningProxy } from '../../../../src/proxy/index.js';
+import { startProxy, type RunningProxy, type UpstreamLogin } from '../../../../src/proxy/index.js';
 import { createPolicyHooks, type PolicyHooks } from '../../../../src/proxy/enforcement/index.js';
 import { startTestPostgres, type TestPostgres } from '../../../support/postgres.js';
 
@@ -84,10 +84,12 @@ async function connected(config: pg.ClientConfig): Promise<pg.Client> {
 export interface PolicyHarnessOptions {
   audit?: AuditLog;
   startDatabase?: () => Promise<TestPostgres>;
+  /** pgveil role → the upstream login its sessions use (proxy.upstreamRoles); the database's superuser otherwise. */
+  upstreamLogins?: ReadonlyMap<string, UpstreamLogin>;
 }
 
 export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = POLICIES_YAML, options: PolicyHarnessOptions = {}): Promise<PolicyHarness> {
-  const { startDatabase = startTestPostgres, ...extra } = options;
+  const { startDatabase = startTestPostgres, upstreamLogins, ...extra } = options;
   const database = await startDatabase();
   const setup = new pg.Client({ connectionString: database.url });
   await setup.connect();
@@ -118,7 +120,7 @@ export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = 
   });
   const proxy = await startProxy({
     host: '127.0.0.1', port: 0, tls: { mode: 'disable' }, allowCleartextFromLoopback: true,
-    maxClientConnections: 50, idleTimeoutSeconds: 0, upstream, databases: {}, authenticator, logger, ...extra,
+    maxClientConnections: 50, idleTimeoutSeconds: 0, upstream, databases: {}, authenticator, logger, upstreamLogins, ...extra,
     hooks: hooks.factory,
   });
   const via = (account: TestAccount, extra: pg.ClientConfig = {}): pg.ClientConfig => ({
