@@ -11,6 +11,7 @@ import psycopg
 
 COLUMNS = ["full_name", "email", "ssn", "phone", "card_number", "birth_date", "city", "ip_address", "external_id"]
 INSERT = f"INSERT INTO public.customers ({', '.join(COLUMNS)}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
+INSERT_TEXT = f"INSERT INTO public.customers ({', '.join(COLUMNS)}) VALUES ({', '.join(['%t'] * len(COLUMNS))})"
 INSERT_BINARY = f"INSERT INTO public.customers ({', '.join(COLUMNS)}) VALUES ({', '.join(['%b'] * len(COLUMNS))})"
 # The bulk insert SQLAlchemy and psycopg users write: one array parameter a column, unnest in SQL.
 ARRAY_TYPES = ["text", "text", "text", "text", "text", "date", "text", "inet", "uuid"]
@@ -60,6 +61,8 @@ def main():
             typed_rows = [typed(r) for r in rows[6:8]]
             app.execute(INSERT_UNNEST, [list(column) for column in zip(*typed_rows)])
         attempt(steps, "insert_select_unnest", insert_unnest)
+        # Text parameters: psycopg writes the uuid.UUID as 32 hex digits, the date and address as text.
+        attempt(steps, "execute_text_parameters", lambda: app.execute(INSERT_TEXT, typed(rows[8])))
         emails = [r["email"] for r in rows]
         ids = [r[0] for r in app.execute("SELECT id FROM public.customers WHERE email = ANY(%s) ORDER BY id", [emails]).fetchall()]
     reads = {}
