@@ -4,12 +4,14 @@
  * from the demo's generator; each client file writes its own slice of them.
  */
 import { readFile } from 'node:fs/promises';
+import pg from 'pg';
 import { DEMO_POLICIES_FILE } from '../../../src/cli/demo/demoConfig.js';
 import { generateDemoRows, type DemoCustomer } from '../../../src/cli/demo/demoRows.js';
 import { CUSTOMERS_TABLE_SQL, DEMO_UPSTREAM_ROLES, demoUpstreamRolesSql } from '../../../src/cli/demo/demoSchema.js';
 import {
   ANALYST, APP, startPolicyHarness, SUPPORT, type PolicyHarness, type PolicyHarnessOptions, type TestAccount,
 } from '../../proxy/enforcement/support/policyHarness.js';
+import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
 
 export { ANALYST, APP, SUPPORT, type DemoCustomer, type PolicyHarness, type TestAccount };
 
@@ -23,7 +25,7 @@ export const STORED_AS_TOKENS = ['full_name', 'email', 'ssn', 'card_number', 'bi
 
 export type CustomerRow = Record<(typeof CUSTOMER_COLUMNS)[number], string | null>;
 
-/** The password of the demo's upstream roles in tests (each test server is private to its file). */
+/** The password of the demo's upstream roles on test servers. */
 const UPSTREAM_PASSWORD = 'pgveil-least-privilege';
 
 /**
@@ -33,8 +35,36 @@ const UPSTREAM_PASSWORD = 'pgveil-least-privilege';
  */
 export async function startDemoHarness(options: PolicyHarnessOptions = {}): Promise<PolicyHarness> {
   const upstreamLogins = new Map(Object.entries(DEMO_UPSTREAM_ROLES).map(([role, user]) => [role, { user, password: UPSTREAM_PASSWORD }]));
-  const schema = `${CUSTOMERS_TABLE_SQL};\n${demoUpstreamRolesSql(UPSTREAM_PASSWORD)}`;
-  return startPolicyHarness(schema, await readFile(DEMO_POLICIES_FILE, 'utf8'), { upstreamLogins, ...options });
+  const startDatabase = options.startDatabase ?? startTestPostgres;
+  const withDemoRoles = async (): Promise<TestPostgres> => {
+    const database = await startDatabase();
+    await createTableAndRoles(database);
+    return database;
+  };
+  return startPolicyHarness(CUSTOMERS_TABLE_SQL, await readFile(DEMO_POLICIES_FILE, 'utf8'), { upstreamLogins, ...options, startDatabase: withDemoRoles });
+}
+
+/**
+ * The table and the demo's roles with their grants. Roles belong to the whole server: test files
+ * sharing one (PGVEIL_TEST_DATABASE_URL) may create or alter them at once, so a conflict is retried.
+ */
+async function createTableAndRoles(database: TestPostgres): Promise<void> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query(CUSTOMERS_TABLE_SQL);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client.query(demoUpstreamRolesSql(UPSTREAM_PASSWORD));
+        return;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
+  } finally {
+    await client.end();
+  }
 }
 
 /** `count` demo customers from `offset`: each client file takes a slice of its own. */
