@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
 import { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead, schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
+import { namesSystemRelation } from './catalog/systemRelations.js';
 import { certain, executedPlansRefusal, executePlanLookup, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind } from './writePath/bindRewriter.js';
@@ -83,7 +84,8 @@ export class FrontendPolicy {
     let context = state.statementContext(policies, domain);
     const missedBefore = new Set(policies.missed);
     let analysis = analyse(sql, context);
-    const missedNow = [...policies.missed].filter((key) => !missedBefore.has(key) && !state.catalog.recentlyConfirmedMissing(key));
+    const missedNow = [...policies.missed].filter((key) => !missedBefore.has(key) && !state.catalog.recentlyConfirmedMissing(key)
+      && !namesSystemRelation(key, policies.snapshot, context.schema.scope));
     if (missedNow.length > 0) {
       // A relation the catalog does not know (created by another session since the last load):
       // look again before deciding it has no protected columns.

@@ -46,6 +46,8 @@ export interface CatalogSnapshot {
   readonly defaultSearchPath?: string;
   /** Schemas `currentUser` may not use (no USAGE): name lookup skips them. */
   readonly schemasWithoutUsage?: ReadonlySet<string>;
+  /** Relations of pg_catalog and information_schema, by schema (names only: none has column policies). */
+  readonly systemRelations?: ReadonlyMap<string, ReadonlySet<string>>;
   /** The number of the reading (DatabaseCatalog.readsStarted when it started), set by the catalog cache. */
   readonly readSequence?: number;
 }
@@ -94,6 +96,12 @@ const SESSION_DEFAULTS_SQL = `
 SELECT current_user::text AS name, s.setting AS search_path, s.source AS search_path_source
   FROM pg_catalog.pg_settings s WHERE s.name = 'search_path'`;
 
+const SYSTEM_RELATIONS_SQL = `
+SELECT n.nspname AS schema_name, c.relname AS table_name
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname IN ('pg_catalog', 'information_schema') AND c.relkind IN ('r', 'v', 'm', 'p', 'f')`;
+
 const SCHEMAS_WITHOUT_USAGE_SQL = `
 SELECT nspname AS schema_name FROM pg_catalog.pg_namespace WHERE NOT has_schema_privilege(oid, 'USAGE')`;
 
@@ -119,13 +127,14 @@ interface MutableRelation {
 }
 
 export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogSnapshot> {
-  const [rows, inherits, rules, dependencies, users, unusable] = [
+  const [rows, inherits, rules, dependencies, users, unusable, system] = [
     await query(RELATIONS_SQL, []),
     await query(INHERITS_SQL, []),
     await query(VIEW_RULES_SQL, []),
     await query(VIEW_DEPENDENCIES_SQL, []),
     await query(SESSION_DEFAULTS_SQL, []),
     await query(SCHEMAS_WITHOUT_USAGE_SQL, []),
+    await query(SYSTEM_RELATIONS_SQL, []),
   ];
   const relations = new Map<number, MutableRelation>();
   for (const row of rows) {
@@ -171,10 +180,16 @@ export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogS
   }
   const defaults = users[0] ?? {};
   const schemasWithoutUsage = new Set(unusable.map((row) => str(row, 'schema_name')));
+  const systemRelations = new Map<string, Set<string>>();
+  for (const row of system) {
+    const names = systemRelations.get(str(row, 'schema_name')) ?? new Set<string>();
+    names.add(str(row, 'table_name'));
+    systemRelations.set(str(row, 'schema_name'), names);
+  }
   // 'client': set by this connection's startup options (PGOPTIONS), not a default sessions share.
   const defaultSearchPath = str(defaults, 'search_path_source') === 'client' ? undefined : str(defaults, 'search_path');
   return {
-    relations, byName, byBareName, currentUser: str(defaults, 'name'), schemasWithoutUsage,
+    relations, byName, byBareName, currentUser: str(defaults, 'name'), schemasWithoutUsage, systemRelations,
     ...(defaultSearchPath === undefined ? {} : { defaultSearchPath }),
   };
 }
