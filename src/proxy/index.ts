@@ -7,7 +7,7 @@ export {
   startConfiguredProxy, type ConfiguredProxy, type ConfiguredProxyOptions,
 } from './configuredProxy.js';
 export type {
-  ProxyOptions, ClientTlsOptions, ClientTlsMode, UpstreamLogin, UpstreamOptions, UpstreamSslMode,
+  ProxyOptions, ClientTlsOptions, ClientTlsMode, UpstreamLogin, UpstreamOptions, UpstreamSslMode, CancelPeer, CancelRoutingOptions,
 } from './proxyOptions.js';
 export type {
   SessionHooks, SessionHooksFactory, SessionContext, MessageVerdict,

@@ -72,6 +72,27 @@ export interface ProxyOptions {
   loginTimeoutSeconds?: number;
   /** Connections still logging in, counted apart from maxClientConnections. Default 100. */
   maxPendingLogins?: number;
+  /** Which instance and worker this proxy is, for the backend keys it issues and the cancels it routes. Default: a lone proxy. */
+  cancelRouting?: CancelRoutingOptions;
+}
+
+/** Another pgveil instance cancels are forwarded to (`proxy.peers`). */
+export interface CancelPeer {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface CancelRoutingOptions {
+  /** This instance (0 without peering). */
+  readonly peerId: number;
+  /** This worker inside the instance (0 with one worker). */
+  readonly workerSlot: number;
+  readonly peers: readonly CancelPeer[];
+  /** Hands a cancel for a session of another worker of this instance to that worker. */
+  readonly toWorker?: (workerSlot: number, processId: number, secretKey: Buffer) => void;
+  /** Cancels being forwarded to peers at once; past it they are dropped. Default 16. */
+  readonly maxConcurrentForwards?: number;
 }
 
 export const DEFAULT_MAX_MESSAGE_BYTES = POSTGRES_LARGE_MESSAGE_LIMIT;

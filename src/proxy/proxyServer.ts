@@ -5,6 +5,7 @@ import {
   DEFAULT_HANDSHAKE_TIMEOUT_SECONDS, DEFAULT_LOGIN_TIMEOUT_SECONDS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_PENDING_LOGINS, type ProxyOptions,
 } from './proxyOptions.js';
 import { CancelRegistry } from './session/cancelRegistry.js';
+import { CancelRouter } from './session/cancelRouter.js';
 import { ClientSession, type SessionServices } from './session/clientSession.js';
 import { WarningThrottle } from './session/warningThrottle.js';
 import { createClientTlsContext } from './tls/clientTlsContext.js';
@@ -13,6 +14,8 @@ import { UpstreamConnector } from './upstream/upstreamConnector.js';
 export interface RunningProxy {
   /** The port actually listened on (useful with port 0). */
   port: number;
+  /** Runs the cancel of a session of this proxy when the key matches (a cancel relayed from another worker). */
+  cancelHere(processId: number, secretKey: Buffer): boolean;
   /** Stops accepting, ends every session with a FATAL, and resolves when all are closed. */
   close(): Promise<void>;
 }
@@ -24,12 +27,15 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const admitted = new Set<ClientSession>();
   const loggingIn = new Set<ClientSession>();
   const maxPendingLogins = options.maxPendingLogins ?? DEFAULT_MAX_PENDING_LOGINS;
+  const routing = options.cancelRouting ?? { peerId: 0, workerSlot: 0, peers: [] };
+  const cancelRegistry = new CancelRegistry({ peerId: routing.peerId, workerSlot: routing.workerSlot });
   const services: SessionServices = {
     options,
     logger,
     tlsContext: createClientTlsContext(options.tls, logger),
     connector: new UpstreamConnector(options.upstream, handshakeTimeoutMs),
-    cancelRegistry: new CancelRegistry(),
+    cancelRegistry,
+    cancelRouter: new CancelRouter(cancelRegistry, routing, logger),
     frontendLimits: frontendMessageLimits(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
     backendLimits: backendMessageLimits(),
     handshakeTimeoutMs,
@@ -79,6 +85,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   let closing: Promise<void> | null = null;
   return {
     port,
+    cancelHere: (processId, secretKey) => cancelRegistry.cancel(processId, secretKey),
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         logger.info({ sessions: sessions.size }, 'proxy: stopping; ending every session');

@@ -21,6 +21,7 @@ import type { WarningThrottle } from './warningThrottle.js';
 import { AmbiguousUpstreamLogin, upstreamLoginFor } from '../upstream/upstreamLogins.js';
 import type { UpstreamLogin } from '../proxyOptions.js';
 import type { CancelRegistry, IssuedBackendKey } from './cancelRegistry.js';
+import type { CancelRouter } from './cancelRouter.js';
 import { authenticateClient } from './clientAuthentication.js';
 import { negotiateClientStartup } from './clientStartup.js';
 import { SessionFatal } from './sessionFatal.js';
@@ -32,6 +33,7 @@ export interface SessionServices {
   tlsContext: tls.SecureContext | null;
   connector: UpstreamConnector;
   cancelRegistry: CancelRegistry;
+  cancelRouter: CancelRouter;
   frontendLimits: Uint32Array;
   backendLimits: Uint32Array;
   handshakeTimeoutMs: number;
@@ -100,7 +102,7 @@ export class ClientSession {
         secure.on('error', (error) => this.logger.debug({ err: { message: error.message } }, 'proxy: client TLS error'));
       });
       if (negotiated.kind === 'cancel') {
-        this.services.cancelRegistry.cancel(negotiated.processId, negotiated.secretKey);
+        this.services.cancelRouter.route(negotiated.processId, negotiated.secretKey);
         this.services.endLogin(this);
         clearTimeout(timer);
         this.socket.end();
