@@ -139,6 +139,19 @@ export interface ProxyConfig {
   databases: Record<string, string>;
   /** pgveil role → the upstream login its sessions use (least privilege); others use `upstream.user`. */
   upstreamRoles: Record<string, UpstreamLoginConfig>;
+  /** Event loops serving the proxy port: a count, or `auto` (the machine's available parallelism). */
+  workers: number | 'auto';
+  /** This instance among `peers` (0 without peering). */
+  peerId: number;
+  /** Other pgveil instances a CancelRequest for their sessions is forwarded to. */
+  peers: ProxyPeerConfig[];
+}
+
+/** A pgveil instance of `proxy.peers`: its peer id and its proxy address. */
+export interface ProxyPeerConfig {
+  id: number;
+  host: string;
+  port: number;
 }
 
 /** Where audit events go: a file of their own, standard output, or nowhere. */

@@ -1,14 +1,18 @@
 import type { ConfigReader, KeyPath } from './configReader.js';
 import {
   DEFAULTS, PROXY_TLS_MODES, UPSTREAM_SSL_MODES,
-  type ProxyConfig, type ProxyTlsConfig, type UpstreamConfig, type UpstreamLoginConfig,
+  type ProxyConfig, type ProxyPeerConfig, type ProxyTlsConfig, type UpstreamConfig, type UpstreamLoginConfig,
 } from './configTypes.js';
 import { ROLE_NAME } from './accountsSection.js';
 
 const PROXY_KEYS = [
   'listen', 'tls', 'allowCleartextFromLoopback', 'maxClientConnections', 'maxPendingLogins', 'loginTimeoutSeconds', 'maxProtectedValueBytes',
-  'idleTimeoutSeconds', 'upstream', 'databases', 'upstreamRoles',
+  'idleTimeoutSeconds', 'upstream', 'databases', 'upstreamRoles', 'workers', 'peerId', 'peers',
 ] as const;
+const PEER_KEYS = ['id', 'host', 'port'] as const;
+/** Bounds of the backend-key layout (the proxy's backendKeyLayout.ts): 6 bits of peer id, 7 of worker. */
+const MAX_PEER_ID = 63;
+const MAX_WORKERS = 128;
 const LOGIN_KEYS = ['user', 'password', 'passwordEnv'] as const;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LISTEN_KEYS = ['host', 'port'] as const;
@@ -100,6 +104,39 @@ function readUpstreamRoles(r: ConfigReader, value: unknown, path: KeyPath): Reco
   return out;
 }
 
+function readWorkers(r: ConfigReader, proxy: Record<string, unknown>, path: KeyPath): number | 'auto' {
+  if (proxy['workers'] === 'auto') return 'auto';
+  if (typeof proxy['workers'] === 'string') {
+    r.issue([...path, 'workers'], `must be auto or an integer from 1 to ${MAX_WORKERS}`);
+    return 1;
+  }
+  return r.integer(proxy, 'workers', path, 1, 1, MAX_WORKERS);
+}
+
+function readPeers(r: ConfigReader, proxy: Record<string, unknown>, path: KeyPath): { peerId: number; peers: ProxyPeerConfig[] } {
+  const peerId = r.integer(proxy, 'peerId', path, 0, 1, MAX_PEER_ID);
+  const list = r.list(proxy['peers'], [...path, 'peers']) ?? [];
+  const peers: ProxyPeerConfig[] = [];
+  const seen = new Set<number>();
+  list.forEach((entry, index) => {
+    const pp: KeyPath = [...path, 'peers', index];
+    const peer = r.map(entry, pp, PEER_KEYS);
+    if (!peer) return;
+    if (peer['id'] === undefined || peer['id'] === null) r.issue([...pp, 'id'], `is required: the peer's proxy.peerId (1 to ${MAX_PEER_ID})`);
+    const id = r.integer(peer, 'id', pp, 0, 1, MAX_PEER_ID);
+    const host = r.string(peer, 'host', pp, { required: true });
+    if (peer['port'] === undefined || peer['port'] === null) r.issue([...pp, 'port'], "is required: the peer's proxy port");
+    const port = r.integer(peer, 'port', pp, 0, 1, 65535);
+    if (id !== 0 && seen.has(id)) r.issue([...pp, 'id'], 'this peer id is already used by another entry');
+    seen.add(id);
+    if (id !== 0 && host !== undefined && port !== 0) peers.push({ id, host, port });
+  });
+  if (list.length > 0 && peerId === 0) {
+    r.issue([...path, 'peerId'], `is required with proxy.peers: this instance's id among its peers (1 to ${MAX_PEER_ID}), unique to each instance`);
+  }
+  return { peerId, peers };
+}
+
 /** The `proxy` section; the wire-protocol proxy reads it, the API ignores it. */
 export function readProxySection(r: ConfigReader, value: unknown): ProxyConfig | undefined {
   if (value === undefined || value === null) return undefined;
@@ -123,5 +160,7 @@ export function readProxySection(r: ConfigReader, value: unknown): ProxyConfig |
     upstream: readUpstream(r, proxy['upstream'], [...path, 'upstream']),
     databases: readDatabases(r, proxy['databases'], [...path, 'databases']),
     upstreamRoles: readUpstreamRoles(r, proxy['upstreamRoles'], [...path, 'upstreamRoles']),
+    workers: readWorkers(r, proxy, path),
+    ...readPeers(r, proxy, path),
   };
 }

@@ -51,6 +51,9 @@ describe('the example configuration', () => {
       upstream: { host: '127.0.0.1', port: 5432, user: 'pgveil', sslmode: 'prefer' },
       databases: {},
       upstreamRoles: {},
+      workers: 1,
+      peerId: 0,
+      peers: [],
     });
   });
 
@@ -116,6 +119,9 @@ proxy:
       upstream: { host: 'db.internal', port: 5433, user: 'app', password: '', database: 'appdb', sslmode: 'verify-full', ca: join(dir, 'tls/ca.crt') },
       databases: { app: 'app_production' },
       upstreamRoles: {},
+      workers: 1,
+      peerId: 0,
+      peers: [],
     });
   });
 
@@ -177,6 +183,13 @@ describe('mistakes', () => {
     ['an upstream role without user', 'proxy:\n  upstream: { user: u }\n  upstreamRoles: { support: { password: x } }\n', 'proxy.upstreamRoles.support.user: is required'],
     ['an upstream role with two passwords', 'proxy:\n  upstream: { user: u }\n  upstreamRoles: { support: { user: s, password: x, passwordEnv: X } }\n', 'give password or passwordEnv, not both'],
     ['an account mapped to two upstream logins', `accounts:\n  - { email: a@b.c, passwordHash: "${HASH}", apiKeyHash: "${KEYHASH}", roles: [app, support] }\nproxy:\n  upstream: { user: u }\n  upstreamRoles: { app: { user: x }, support: { user: y } }\n`, 'accounts[0].roles: the roles of a@b.c map to different upstream logins'],
+    ['a worker count', 'proxy:\n  upstream: { user: u }\n  workers: 0\n', 'proxy.workers: must be an integer from 1 to 128'],
+    ['a worker word', 'proxy:\n  upstream: { user: u }\n  workers: all\n', 'proxy.workers: must be auto or an integer from 1 to 128'],
+    ['peers without peerId', 'proxy:\n  upstream: { user: u }\n  peers: [{ id: 2, host: b, port: 6432 }]\n', 'proxy.peerId: is required with proxy.peers'],
+    ['a peer id out of range', 'proxy:\n  upstream: { user: u }\n  peerId: 64\n', 'proxy.peerId: must be an integer from 1 to 63'],
+    ['a peer without port', 'proxy:\n  upstream: { user: u }\n  peerId: 1\n  peers: [{ id: 2, host: b }]\n', "proxy.peers[0].port: is required: the peer's proxy port"],
+    ['a peer without id', 'proxy:\n  upstream: { user: u }\n  peerId: 1\n  peers: [{ host: b, port: 1 }]\n', "proxy.peers[0].id: is required"],
+    ['two peers with one id', 'proxy:\n  upstream: { user: u }\n  peerId: 1\n  peers: [{ id: 2, host: b, port: 1 }, { id: 2, host: c, port: 1 }]\n', 'proxy.peers[1].id: this peer id is already used'],
     ['YAML syntax', 'api:\n  listen: [\n', 'YAML syntax'],
     ['a duplicate key', 'api: {}\napi: {}\n', 'Map keys must be unique'],
     ['a list at the top', '- a\n', 'must be a mapping of settings'],
@@ -189,6 +202,14 @@ describe('mistakes', () => {
     expect(parseConfig('audit:\n  destination: file\n  file: logs/audit.log\n', 'conf/pgveil.yaml', { env: {} }).audit)
       .toEqual({ destination: 'file', file: resolve('conf/logs/audit.log') });
     expect(() => parseConfig('audit:\n  destination: file\n', 'conf/pgveil.yaml', { env: {} })).toThrow('audit.file: is required');
+  });
+
+  it('read proxy.workers and the peers', () => {
+    const config = parseConfig('proxy:\n  upstream: { user: u }\n  workers: auto\n  peerId: 1\n  peers:\n    - { id: 1, host: a, port: 6432 }\n    - { id: 2, host: b, port: 6433 }\n', 'conf/pgveil.yaml', { env: {} });
+    expect(config.proxy?.workers).toBe('auto');
+    expect(config.proxy?.peerId).toBe(1);
+    expect(config.proxy?.peers).toEqual([{ id: 1, host: 'a', port: 6432 }, { id: 2, host: 'b', port: 6433 }]);
+    expect(parseConfig('proxy:\n  upstream: { user: u }\n  workers: 4\n', 'conf/pgveil.yaml', { env: {} }).proxy?.workers).toBe(4);
   });
 
   it('read api.grants', () => {

@@ -95,6 +95,9 @@ export async function demoConfig(dir: string, ports: DemoPorts, logLevel: LogLev
       // Each demo role reaches PostgreSQL as a least-privilege role of its own (demoSchema.ts);
       // the superuser above is only pgveil's catalog connection.
       upstreamRoles: Object.fromEntries(Object.entries(DEMO_UPSTREAM_ROLES).map(([role, user]) => [role, { user, password: DEMO_PASSWORD }])),
+      workers: 1,
+      peerId: 0,
+      peers: [],
     },
     policies: DEMO_POLICIES_FILE,
   };

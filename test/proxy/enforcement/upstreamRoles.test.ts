@@ -73,6 +73,9 @@ function proxyConfig(upstreamRoles: Record<string, UpstreamLoginConfig>): ProxyC
     upstream: { host: database.host, port: database.port, user: database.user, password: database.password, database: database.database, sslmode: 'disable' },
     databases: {},
     upstreamRoles,
+    workers: 1,
+    peerId: 0,
+    peers: [],
   };
 }
 
