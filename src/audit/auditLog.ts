@@ -67,12 +67,16 @@ export interface AuditCounters {
   readonly counts: ReadonlyMap<string, number>;
 }
 
-export function createAuditLog(destination: AuditDestination): AuditLog & AuditCounters {
+/**
+ * `worker` tags every line of a proxy worker process (`proxy.workers` above 1): each worker puts a
+ * reload in force on its own, and its line says which one did.
+ */
+export function createAuditLog(destination: AuditDestination, tags: { readonly worker?: number } = {}): AuditLog & AuditCounters {
   const counts = new Map<string, number>();
   let logger: Logger | undefined;
   if (destination.kind !== 'off') {
     const stream = pino.destination({ dest: destination.kind === 'stdout' ? 1 : destination.path, sync: true, mkdir: true });
-    logger = pino({ base: { audit: true }, messageKey: 'msg', timestamp: pino.stdTimeFunctions.isoTime }, stream);
+    logger = pino({ base: { audit: true, ...tags }, messageKey: 'msg', timestamp: pino.stdTimeFunctions.isoTime }, stream);
   }
   return {
     counts,

@@ -1,58 +1,43 @@
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ConfigError, watchConfig, loadConfig } from '../config/index.js';
+import { loadConfig, type ProxyConfig } from '../config/index.js';
 import type { CliIo } from './cliIo.js';
 import { createLogger } from './logger.js';
+import { serveUntilStopped } from './serveLoop.js';
+import { servePrimary } from './servePrimary.js';
+import { serveWorker } from './serveWorker.js';
 import { startServices } from './services.js';
+import { WORKER_COUNT_ENV, WORKER_SLOT_ENV } from './workerMessages.js';
 
 export const SERVE_USAGE = 'pgveil serve [--config config/pgveil.yaml]';
 export const DEFAULT_CONFIG_PATH = 'config/pgveil.yaml';
+/** The backend-key layout has room for this many workers per instance. */
+const MAX_WORKERS = 128;
 
-function waitForStop(io: CliIo): Promise<string> {
-  return new Promise((resolve) => {
-    const stop = (why: string) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      resolve(why);
-    };
-    const onInt = () => stop('SIGINT');
-    const onTerm = () => stop('SIGTERM');
-    process.once('SIGINT', onInt);
-    process.once('SIGTERM', onTerm);
-    if (io.signal?.aborted) stop('abort');
-    io.signal?.addEventListener('abort', () => stop('abort'), { once: true });
-  });
+/** How many proxy event loops `proxy.workers` asks for on this machine. */
+export function proxyWorkerCount(proxy: ProxyConfig | undefined): number {
+  if (proxy === undefined) return 1;
+  return proxy.workers === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : proxy.workers;
 }
 
 /**
  * `pgveil serve`: validates the configuration, loads the keys, starts the API (and, with the
  * proxy, the proxy), then reloads accounts when the file changes or on SIGHUP until stopped.
+ * With `proxy.workers` above 1 this process becomes the primary of that many proxy workers
+ * (servePrimary.ts); a worker is this same command, forked with its slot in the environment.
  */
 export async function serveCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, strict: true });
   const file = values.config ?? DEFAULT_CONFIG_PATH;
   const config = await loadConfig(file, { env: io.env });
   const logger = createLogger(config.logging.level);
+  const slot = io.env[WORKER_SLOT_ENV];
+  if (cluster.isWorker && slot !== undefined) {
+    return serveWorker({ file, config, slot: Number(slot), workers: Number(io.env[WORKER_COUNT_ENV]), io, logger });
+  }
+  const workers = proxyWorkerCount(config.proxy);
+  if (workers > 1) return servePrimary({ file, config, workers, io, logger, args: ['serve', '--config', file] });
   const services = await startServices(config, { logger, env: io.env });
-
-  const watcher = watchConfig(file, {
-    env: io.env,
-    onReload: (next) => services.applyConfig(next),
-    onError: (err) => {
-      // Validation messages carry locations and key paths, never values.
-      const message = err instanceof ConfigError ? err.message : 'cannot reload the configuration';
-      logger.error({ file }, `configuration not reloaded; the previous one stays:\n${message}`);
-      services.configRefused();
-    },
-  });
-  const onHup = () => { void watcher.reload(); };
-  process.on('SIGHUP', onHup);
-
-  const why = await waitForStop(io);
-  logger.info({ why }, 'stopping');
-  process.off('SIGHUP', onHup);
-  watcher.close();
-  await services.close();
-  logger.info({ why }, 'stopped');
-  logger.flush();
-  return 0;
+  return serveUntilStopped({ file, io, logger, services });
 }

@@ -15,6 +15,19 @@ export interface ServicesOptions {
   logger: Logger;
   env?: Env;
   clock?: Clock;
+  /**
+   * This process is one of several proxy workers (`proxy.workers`): it serves the proxy only (the
+   * primary serves the API), tags its audit lines, and hands cancels for other workers' sessions on.
+   */
+  proxyWorker?: ProxyWorkerRole;
+  /** This process is the primary of proxy workers: it serves the API only. */
+  withoutProxy?: boolean;
+}
+
+export interface ProxyWorkerRole {
+  readonly slot: number;
+  readonly workers: number;
+  readonly toWorker: (workerSlot: number, processId: number, secretKey: Buffer) => void;
 }
 
 /** Everything `pgveil serve` runs, sharing one engine and one AuthService. */
@@ -23,6 +36,8 @@ export interface RunningServices {
   auth: AuthService;
   /** Absent when api.enabled is false. */
   api?: RunningApi;
+  /** Runs the cancel of a proxy session of this process when the key matches; false without a proxy. */
+  cancelHere(processId: number, secretKey: Buffer): boolean;
   /** Applies a reloaded configuration's accounts (the rest needs a restart). */
   applyConfig(config: PgveilConfig): Promise<void>;
   /** A changed configuration file did not load: nothing of it applies (recorded in the audit log). */
@@ -90,7 +105,9 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
   const auth = new AuthService({ accounts, keyring, clock: opts.clock ?? systemClock, loginRateLimit: config.api.loginRateLimit });
 
   const closers: (() => Promise<void>)[] = [];
-  const audit = createAuditLog(auditDestination(config));
+  const worker = opts.proxyWorker;
+  const audit = createAuditLog(auditDestination(config), worker === undefined ? {} : { worker: worker.slot });
+  let cancelHere: RunningServices['cancelHere'] = () => false;
   let policyAudit: PolicyReloadAudit | undefined;
   const onPolicyReload = (outcome: ReloadOutcome): void => {
     if (outcome.ok) policyAudit?.loaded(outcome.policies);
@@ -102,17 +119,20 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
   try {
     // The proxy first: its policy store (checked against the catalog) also decides the API's rights.
     let policies: PolicyStore | undefined;
-    if (config.proxy) {
+    if (config.proxy && opts.withoutProxy !== true) {
       const proxy = await startConfiguredProxy({
-        config: config.proxy, policiesFile: config.policies, engine, auth, logger, audit, onPolicyReload, accounts: () => accountsInForce, ...(opts.env === undefined ? {} : { env: opts.env }),
+        config: config.proxy, policiesFile: config.policies, engine, auth, logger, audit, onPolicyReload, accounts: () => accountsInForce,
+        ...(opts.env === undefined ? {} : { env: opts.env }),
+        ...(worker === undefined ? {} : { worker }),
       });
+      cancelHere = (processId, secretKey) => proxy.cancelHere(processId, secretKey);
       checkAccounts = (next) => proxy.checkAccounts(next);
       closers.push(() => proxy.close());
       policies = proxy.policies;
       if (policies !== undefined) policyAudit = policyReloadAudit(audit, policies.current);
       logger.info({ port: proxy.port }, 'Postgres proxy listening');
     }
-    if (config.api.enabled) {
+    if (config.api.enabled && worker === undefined) {
       if (policies === undefined && config.policies !== undefined) {
         const store = await openPolicyStore({
           file: config.policies,
@@ -140,6 +160,7 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
   const services: RunningServices = {
     engine,
     auth,
+    cancelHere: (processId, secretKey) => cancelHere(processId, secretKey),
     async applyConfig(next) {
       const changes = accountChanges(accountsInForce, next.accounts);
       try {

@@ -15,7 +15,7 @@ import {
 import type { AccountConfig, ProxyConfig } from '../config/index.js';
 import { upstreamLoginFor } from './upstream/upstreamLogins.js';
 import { startProxy, type RunningProxy } from './proxyServer.js';
-import type { ProxyOptions, UpstreamLogin } from './proxyOptions.js';
+import type { CancelRoutingOptions, ProxyOptions, UpstreamLogin } from './proxyOptions.js';
 import { createPolicyHooks, type PolicyHooks } from './enforcement/policyHooks.js';
 
 export interface ConfiguredProxyOptions {
@@ -33,6 +33,8 @@ export interface ConfiguredProxyOptions {
   readonly logger: Logger;
   /** Told of every policy reload, put in force or refused (for the audit log). */
   readonly onPolicyReload?: (outcome: ReloadOutcome) => void;
+  /** This process as one of several proxy workers: its slot, and how a cancel reaches another worker. */
+  readonly worker?: { readonly slot: number; readonly workers: number; readonly toWorker: NonNullable<CancelRoutingOptions['toWorker']> };
 }
 
 export interface ConfiguredProxy {
@@ -40,6 +42,8 @@ export interface ConfiguredProxy {
   readonly hooks: PolicyHooks | undefined;
   /** The column policies in force (undefined without a policy file), shared with the API's authorisation. */
   readonly policies: PolicyStore | undefined;
+  /** Runs the cancel of a session of this process when the key matches (relayed from another worker). */
+  cancelHere(processId: number, secretKey: Buffer): boolean;
   /** Checks the upstream logins of reloaded accounts under the policies in force; throws to refuse them. */
   checkAccounts(accounts: readonly AccountConfig[]): Promise<void>;
   close(): Promise<void>;
@@ -118,7 +122,15 @@ async function checkUpstreamLogins(
 
 export async function startConfiguredProxy(options: ConfiguredProxyOptions): Promise<ConfiguredProxy> {
   const { config, logger } = options;
-  const base = await proxyOptions(config, options.auth, logger, options.env ?? process.env, options.audit);
+  const base: ProxyOptions = {
+    ...await proxyOptions(config, options.auth, logger, options.env ?? process.env, options.audit),
+    cancelRouting: {
+      peerId: config.peerId,
+      peers: config.peers,
+      workerSlot: options.worker?.slot ?? 0,
+      ...(options.worker === undefined ? {} : { workers: options.worker.workers, toWorker: options.worker.toWorker }),
+    },
+  };
   let catalog: CatalogConnection | undefined;
   let rolesCatalog: CatalogConnection | undefined;
   let store: PolicyStore | undefined;
@@ -163,6 +175,7 @@ export async function startConfiguredProxy(options: ConfiguredProxyOptions): Pro
     port: proxy.port,
     hooks,
     policies: store,
+    cancelHere: (processId, secretKey) => proxy.cancelHere(processId, secretKey),
     checkAccounts: async (accounts) => {
       if (store !== undefined && rolesCatalog !== undefined) await checkUpstreamLogins(store.current, accounts, base, rolesCatalog, logger);
     },

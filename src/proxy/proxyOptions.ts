@@ -88,6 +88,8 @@ export interface CancelRoutingOptions {
   readonly peerId: number;
   /** This worker inside the instance (0 with one worker). */
   readonly workerSlot: number;
+  /** Workers of this instance (slots 0..workers-1). Default 1. */
+  readonly workers?: number;
   readonly peers: readonly CancelPeer[];
   /** Hands a cancel for a session of another worker of this instance to that worker. */
   readonly toWorker?: (workerSlot: number, processId: number, secretKey: Buffer) => void;

@@ -85,7 +85,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   let closing: Promise<void> | null = null;
   return {
     port,
-    cancelHere: (processId, secretKey) => cancelRegistry.cancel(processId, secretKey),
+    cancelHere: (processId, secretKey) => {
+      const cancelled = cancelRegistry.cancel(processId, secretKey);
+      logger.debug(cancelled ? 'proxy: relayed cancel delivered to its session' : 'proxy: relayed cancel dropped');
+      return cancelled;
+    },
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         logger.info({ sessions: sessions.size }, 'proxy: stopping; ending every session');

@@ -71,7 +71,7 @@ describe('cancel routing', () => {
   function routerOf(toWorker: (slot: number) => void) {
     const registry = new CancelRegistry({ peerId: 2, workerSlot: 1 });
     const router = new CancelRouter(registry, {
-      peerId: 2, workerSlot: 1, peers: [{ id: 2, host: '127.0.0.1', port: 1 }, { id: 7, host: '127.0.0.1', port: 1 }], toWorker,
+      peerId: 2, workerSlot: 1, workers: 5, peers: [{ id: 2, host: '127.0.0.1', port: 1 }, { id: 7, host: '127.0.0.1', port: 1 }], toWorker,
       maxConcurrentForwards: 2,
     }, silent);
     return { registry, router };
@@ -91,6 +91,8 @@ describe('cancel routing', () => {
     expect(router.route(markForwarded(issued.processId), secretOf(issued.secretKey))).toBe('here');
     expect(cancelled).toBe(2);
     expect(router.route(encodeProcessId({ peerId: 2, workerSlot: 4 }, 9), secretOf(1))).toBe('worker');
+    expect(relayed).toEqual([4]);
+    expect(router.route(encodeProcessId({ peerId: 2, workerSlot: 5 }, 9), secretOf(1))).toBe('dropped');
     expect(relayed).toEqual([4]);
   });
 

@@ -46,7 +46,7 @@ export class CancelRouter {
       return 'peer';
     }
     if (key.workerSlot !== this.routing.workerSlot) {
-      if (this.routing.toWorker === undefined) return this.dropped('names no worker of this instance');
+      if (this.routing.toWorker === undefined || key.workerSlot >= (this.routing.workers ?? 1)) return this.dropped('names no worker of this instance');
       this.routing.toWorker(key.workerSlot, issued, secretKey);
       this.logger.debug({ to: key.workerSlot }, 'proxy: cancel relayed to the worker holding the session');
       return 'worker';

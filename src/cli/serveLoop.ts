@@ -1,0 +1,61 @@
+import type { Logger } from 'pino';
+import { ConfigError, watchConfig } from '../config/index.js';
+import type { CliIo } from './cliIo.js';
+import type { RunningServices } from './services.js';
+
+export interface ServeLoopOptions {
+  readonly file: string;
+  readonly io: CliIo;
+  readonly logger: Logger;
+  readonly services: RunningServices;
+  /** Also run on SIGHUP (the primary tells its workers). */
+  readonly onSighup?: () => void;
+  /** Runs first when stopping, before the services close (the primary stops its workers). */
+  readonly beforeClose?: () => Promise<void>;
+}
+
+function waitForStop(io: CliIo): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (why: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(why);
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+    if (io.signal?.aborted) stop('abort');
+    io.signal?.addEventListener('abort', () => stop('abort'), { once: true });
+  });
+}
+
+/** Reloads accounts when the file changes or on SIGHUP until SIGINT/SIGTERM (or the io's signal), then closes the services. */
+export async function serveUntilStopped(options: ServeLoopOptions): Promise<number> {
+  const { file, io, logger, services } = options;
+  const watcher = watchConfig(file, {
+    env: io.env,
+    onReload: (next) => services.applyConfig(next),
+    onError: (err) => {
+      // Validation messages carry locations and key paths, never values.
+      const message = err instanceof ConfigError ? err.message : 'cannot reload the configuration';
+      logger.error({ file }, `configuration not reloaded; the previous one stays:\n${message}`);
+      services.configRefused();
+    },
+  });
+  const onHup = () => {
+    void watcher.reload();
+    options.onSighup?.();
+  };
+  process.on('SIGHUP', onHup);
+
+  const why = await waitForStop(io);
+  logger.info({ why }, 'stopping');
+  process.off('SIGHUP', onHup);
+  watcher.close();
+  await options.beforeClose?.();
+  await services.close();
+  logger.info({ why }, 'stopped');
+  logger.flush();
+  return 0;
+}

@@ -1,0 +1,49 @@
+/**
+ * `pgveil serve` with `proxy.workers` above 1: this process is the primary. It serves the API, keeps
+ * the signals and the reloads (SIGHUP is passed to every worker; each worker also watches the
+ * configuration and policy files itself) and forks the proxy workers (proxyWorkerPool.ts).
+ *
+ * Why node:cluster and not worker_threads: the proxy port must be shared. Node 20's net.Server has
+ * no reusePort (it arrived in 22.12 / 23.1, and only on Linux and BSDs), so separate listeners
+ * cannot share a port; cluster's primary accepts and hands each connection to a worker in turn
+ * (round-robin, the default everywhere but Windows), which also balances better than the kernel's
+ * SO_REUSEPORT hashing. Threads would share one process's memory but not a listening socket, and
+ * handing sockets between threads is not possible in Node. Processes also isolate a crash: one
+ * worker dying ends its sessions only, and it is restarted. After the hand-over the primary is out
+ * of the data path (the worker owns the socket), so it relays no traffic, only cancels.
+ */
+import type { Logger } from 'pino';
+import type { PgveilConfig } from '../config/index.js';
+import type { CliIo } from './cliIo.js';
+import { ProxyWorkerPool } from './proxyWorkerPool.js';
+import { serveUntilStopped } from './serveLoop.js';
+import { startServices } from './services.js';
+
+export interface ServePrimaryOptions {
+  readonly file: string;
+  readonly config: PgveilConfig;
+  readonly workers: number;
+  readonly io: CliIo;
+  readonly logger: Logger;
+  /** The command line the workers run. */
+  readonly args: readonly string[];
+}
+
+export async function servePrimary(options: ServePrimaryOptions): Promise<number> {
+  const { config, logger, io } = options;
+  const services = await startServices(config, { logger, env: io.env, withoutProxy: true });
+  const pool = new ProxyWorkerPool(options.workers, logger, options.args);
+  try {
+    await pool.start();
+  } catch (error) {
+    await pool.stop();
+    await services.close();
+    throw error;
+  }
+  logger.info({ port: config.proxy?.listen.port, workers: options.workers }, 'Postgres proxy listening');
+  return serveUntilStopped({
+    file: options.file, io, logger, services,
+    onSighup: () => pool.broadcast({ kind: 'pgveil.reload' }),
+    beforeClose: () => pool.stop(),
+  });
+}

@@ -1,0 +1,176 @@
+/**
+ * `pgveil serve` with proxy.workers: 2 as a real process tree (a primary and two workers) in front
+ * of a real PostgreSQL: connections spread over both workers, cancels reach the session whichever
+ * worker (or peer instance) they land on, forged keys cancel nothing, SIGHUP reaches both workers,
+ * SIGTERM ends every session with 57P01.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { main } from '../../src/cli/main.js';
+import { generateMasterKey } from '../../src/keys/masterKey.js';
+import { decodeProcessId, encodeProcessId } from '../../src/proxy/session/backendKeyLayout.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { captureIo, freePort, printedSecrets } from './support/cliHarness.js';
+
+interface LogLine { msg?: string; worker?: number; to?: number; why?: string; level: number }
+
+interface RunningServe {
+  child: ChildProcess;
+  lines(): LogLine[];
+  stdout(): string;
+  exited: Promise<number | null>;
+}
+
+let database: TestPostgres;
+beforeAll(async () => { database = await startTestPostgres(); });
+afterAll(async () => database?.stop());
+
+async function serveConfig(proxy: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ file: string; password: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'pgveil-workers-'));
+  const file = join(dir, 'pgveil.yaml');
+  await copyFile('config/pgveil.example.yaml', file);
+  const io = captureIo();
+  expect(await main(['account', 'add', '--config', file, '--email', 'ops@example.com', '--roles', 'admin'], io)).toBe(0);
+  const { password } = printedSecrets(io.stdout.join('\n'));
+  const doc = parseDocument(await readFile(file, 'utf8'));
+  doc.set('proxy', doc.createNode({
+    tls: { mode: 'disable' },
+    allowCleartextFromLoopback: true,
+    upstream: { host: database.host, port: database.port, user: database.user, sslmode: 'disable' },
+    ...proxy,
+  }));
+  for (const [key, value] of Object.entries(extra)) doc.set(key, doc.createNode(value));
+  await writeFile(file, doc.toString());
+  return { file, password };
+}
+
+async function startServe(file: string, masterKey: string): Promise<RunningServe> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', file], {
+    env: {
+      ...process.env, PGVEIL_MASTER_KEY: masterKey, PGVEIL_API_PORT: String(await freePort()),
+      PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'debug',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout?.on('data', (d: Buffer) => { stdout += d.toString(); });
+  child.stderr?.on('data', (d: Buffer) => { stdout += d.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const running: RunningServe = {
+    child, exited, stdout: () => stdout,
+    lines: () => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine),
+  };
+  await waitUntil(() => running.lines().some((line) => line.msg === 'Postgres proxy listening'), 30_000, () => stdout);
+  return running;
+}
+
+async function waitUntil(done: () => boolean, ms: number, why: () => string = () => ''): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out; output so far:\n${why()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function stopServe(serve: RunningServe): Promise<void> {
+  if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+  await serve.exited;
+}
+
+function sessionsByWorker(serve: RunningServe): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const line of serve.lines()) {
+    if (line.msg === 'proxy: session started' && line.worker !== undefined) counts.set(line.worker, (counts.get(line.worker) ?? 0) + 1);
+  }
+  return counts;
+}
+
+function countLines(serve: RunningServe, msg: string): number {
+  return serve.lines().filter((line) => line.msg === msg).length;
+}
+
+/** A CancelRequest on a new connection, as libpq and pg send it; resolves when pgveil closed it. */
+function sendCancel(port: number, processId: number, secretKey: number): Promise<void> {
+  const packet = Buffer.alloc(16);
+  packet.writeInt32BE(16, 0);
+  packet.writeInt32BE(80877102, 4);
+  packet.writeInt32BE(processId, 8);
+  packet.writeInt32BE(secretKey, 12);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.end(packet));
+    socket.on('data', () => undefined);
+    socket.on('error', () => resolve());
+    socket.on('close', () => resolve());
+  });
+}
+
+interface KeyedClient extends pg.Client { processID: number; secretKey: number }
+
+async function connect(port: number, password: string): Promise<KeyedClient> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: 'ops@example.com', password, database: database.database }) as KeyedClient;
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+describe('pgveil serve with proxy.workers: 2', () => {
+  it('spreads sessions over both workers, cancels wherever the cancel lands, and drops forged keys', async () => {
+    const proxyPort = await freePort();
+    const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
+    const serve = await startServe(file, generateMasterKey());
+    const clients: KeyedClient[] = [];
+    try {
+      for (let i = 0; i < 6; i++) clients.push(await connect(proxyPort, password));
+      // The log lines of the last sessions may still be on their way through the pipe.
+      await waitUntil(() => countLines(serve, 'proxy: session started') === 6, 5000, serve.stdout);
+      const spread = sessionsByWorker(serve);
+      expect([...spread.keys()].sort()).toEqual([0, 1]);
+      // The key names the worker: slots 0 and 1 both appear among the clients' keys.
+      expect(new Set(clients.map((client) => decodeProcessId(client.processID).workerSlot))).toEqual(new Set([0, 1]));
+
+      // Cancel one client's query again and again: the cancel connections alternate between the
+      // workers, so one lands on the session's worker and one on the other (relayed over IPC).
+      const client = clients[0] as KeyedClient;
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const sleeping = client.query('SELECT pg_sleep(30)').then(() => 'finished', (error: { code?: string }) => error.code);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const started = Date.now();
+        await sendCancel(proxyPort, client.processID, client.secretKey);
+        expect(await sleeping).toBe('57014');
+        expect(Date.now() - started).toBeLessThan(10_000);
+        if (countLines(serve, 'proxy: cancel relayed to the worker holding the session') > 0 && attempt >= 1) break;
+      }
+      const relayed = countLines(serve, 'proxy: cancel relayed to the worker holding the session');
+      expect(relayed).toBeGreaterThan(0);
+      await waitUntil(() => countLines(serve, 'proxy: relayed cancel delivered to its session') === relayed, 5000, serve.stdout);
+      expect(countLines(serve, 'proxy: cancel delivered to its session')).toBeGreaterThan(0);
+
+      // Forged keys: a wrong secret (sent twice, so both workers see one), a worker that does not
+      // exist, another instance without peering. The query runs to its end.
+      const dropped = () => serve.lines().filter((line) => line.msg?.endsWith('cancel dropped') === true).length;
+      const droppedBefore = dropped();
+      const finishing = client.query('SELECT pg_sleep(1.5) AS slept').then(() => 'finished', (error: { code?: string }) => error.code);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const owner = decodeProcessId(client.processID);
+      await sendCancel(proxyPort, client.processID, client.secretKey ^ 1);
+      await sendCancel(proxyPort, client.processID, client.secretKey ^ 0x10000);
+      await sendCancel(proxyPort, encodeProcessId({ peerId: 0, workerSlot: 5 }, owner.sessionNumber), client.secretKey);
+      await sendCancel(proxyPort, encodeProcessId({ peerId: 3, workerSlot: owner.workerSlot }, owner.sessionNumber), client.secretKey);
+      expect(await finishing).toBe('finished');
+      await waitUntil(() => dropped() === droppedBefore + 4, 5000, serve.stdout);
+      // The session still works.
+      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      for (const client of clients) await client.end().catch(() => undefined);
+      await stopServe(serve);
+    }
+    expect(serve.stdout()).not.toContain(password);
+    expect(serve.stdout()).not.toContain(database.password);
+  });
+});
