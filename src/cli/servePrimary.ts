@@ -43,7 +43,10 @@ export async function servePrimary(options: ServePrimaryOptions): Promise<number
   logger.info({ port: config.proxy?.listen.port, workers: options.workers }, 'Postgres proxy listening');
   return serveUntilStopped({
     file: options.file, io, logger, services,
-    onSighup: () => pool.broadcast({ kind: 'pgveil.reload' }),
+    onSighup: () => {
+      logger.info('SIGHUP: reloading, and telling every proxy worker');
+      pool.broadcast({ kind: 'pgveil.reload' });
+    },
     beforeClose: () => pool.stop(),
   });
 }

@@ -35,6 +35,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     const message = asPrimaryMessage(raw);
     if (message === undefined) return;
     if (message.kind === 'pgveil.reload') {
+      logger.debug('proxy worker: reloading, as the primary got SIGHUP');
       // The same listeners as a SIGHUP sent to this process: configuration and policy file.
       process.emit('SIGHUP', 'SIGHUP');
     } else if (message.workerSlot === slot) {

@@ -66,7 +66,8 @@ async function startServe(file: string, masterKey: string): Promise<RunningServe
     child, exited, stdout: () => stdout,
     lines: () => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine),
   };
-  await waitUntil(() => running.lines().some((line) => line.msg === 'Postgres proxy listening'), 30_000, () => stdout);
+  // The primary's line (workers say it too, before the primary is ready for signals).
+  await waitUntil(() => running.lines().some((line) => line.msg === 'Postgres proxy listening' && line.worker === undefined), 30_000, () => stdout);
   return running;
 }
 
@@ -172,5 +173,125 @@ describe('pgveil serve with proxy.workers: 2', () => {
     }
     expect(serve.stdout()).not.toContain(password);
     expect(serve.stdout()).not.toContain(database.password);
+  });
+});
+
+describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
+  it('passes SIGHUP to both workers (one tagged audit line each), puts the new policies in force in both, and ends every session with 57P01 on SIGTERM', async () => {
+    const direct = new pg.Client({ connectionString: database.url });
+    await direct.connect();
+    await direct.query('DROP TABLE IF EXISTS hup_people; CREATE TABLE hup_people (id int, ssn text)');
+    const proxyPort = await freePort();
+    const column = (table: string) => `columns:\n  public.${table}.ssn: { kind: ssn, method: tokenise, scope: people, reveal: { admin: plaintext } }\n`;
+    const { file, password } = await serveConfig(
+      { listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 },
+      { policies: 'policies.yaml', audit: { destination: 'file', file: 'audit.log' } },
+    );
+    const folder = join(file, '..');
+    await writeFile(join(folder, 'policies.yaml'), column('elsewhere'));
+    const serve = await startServe(file, generateMasterKey());
+    const reloads = async () => (await readFile(join(folder, 'audit.log'), 'utf8').catch(() => ''))
+      .split('\n').filter((line) => line.includes('"policy.reload"')).map((line) => JSON.parse(line) as { worker?: number; outcome: string });
+    const clients: KeyedClient[] = [];
+    try {
+      // A SIGHUP to the primary reaches both workers: one line each, saying which worker.
+      serve.child.kill('SIGHUP');
+      await waitUntil(() => serve.lines().filter((line) => line.msg === 'policies reloaded').length >= 2, 10_000, serve.stdout);
+      const tagged = (await reloads()).filter((line) => line.worker !== undefined);
+      expect(tagged.map((line) => line.worker).sort()).toEqual([0, 1]);
+      expect(tagged.every((line) => line.outcome === 'ok')).toBe(true);
+
+      // New policies: the column becomes protected in both workers.
+      await writeFile(join(folder, 'policies.yaml'), column('hup_people'));
+      serve.child.kill('SIGHUP');
+      await waitUntil(() => serve.lines().filter((line) => line.msg === 'policies reloaded').length >= 4, 10_000, serve.stdout);
+      for (let i = 0; i < 4; i++) {
+        const client = await connect(proxyPort, password);
+        clients.push(client);
+        await client.query('INSERT INTO hup_people VALUES ($1, $2)', [i, '123-45-6789']);
+        expect((await client.query<{ ssn: string }>('SELECT ssn FROM hup_people WHERE id = $1', [i])).rows).toEqual([{ ssn: '123-45-6789' }]);
+      }
+      await waitUntil(() => countLines(serve, 'proxy: session started') === 4, 5000, serve.stdout);
+      expect([...sessionsByWorker(serve).keys()].sort()).toEqual([0, 1]);
+      const stored = await direct.query<{ ssn: string }>('SELECT ssn FROM hup_people');
+      expect(stored.rows).toHaveLength(4);
+      for (const row of stored.rows) expect(row.ssn).not.toContain('6789');
+
+      // SIGTERM: every session, in both workers, ends with 57P01; the process tree exits 0.
+      const errors = clients.map((client) => new Promise<{ code?: string }>((resolve) => {
+        client.removeAllListeners('error');
+        client.on('error', (error) => resolve(error as { code?: string }));
+      }));
+      serve.child.kill('SIGTERM');
+      for (const error of await Promise.all(errors)) expect(error).toMatchObject({ code: '57P01' });
+      expect(await serve.exited).toBe(0);
+      const lines = serve.lines();
+      expect(lines.filter((line) => line.msg === 'stopped' && line.worker !== undefined).map((line) => line.worker).sort()).toEqual([0, 1]);
+      expect(lines.filter((line) => line.msg?.startsWith('Postgres proxy listening'))).toHaveLength(3);
+    } finally {
+      for (const client of clients) await client.end().catch(() => undefined);
+      await stopServe(serve);
+      await direct.end();
+    }
+    expect(serve.stdout()).not.toContain(password);
+  });
+
+  it('restarts a worker that dies, logging its exit without values', async () => {
+    const proxyPort = await freePort();
+    const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
+    const serve = await startServe(file, generateMasterKey());
+    try {
+      const ready = () => serve.lines().filter((line) => line.msg === 'proxy worker ready');
+      await waitUntil(() => ready().length === 2, 5000, serve.stdout);
+      const victim = ready()[0] as LogLine & { pid: number };
+      process.kill(victim.pid, 'SIGKILL');
+      await waitUntil(() => ready().length === 3, 15_000, serve.stdout);
+      const death = serve.lines().find((line) => line.msg === 'proxy worker stopped unexpectedly; restarting it');
+      expect(death).toMatchObject({ worker: victim.worker, signal: 'SIGKILL' });
+      // Both workers serve again.
+      const clients: KeyedClient[] = [];
+      for (let i = 0; i < 4; i++) clients.push(await connect(proxyPort, password));
+      expect(new Set(clients.map((client) => decodeProcessId(client.processID).workerSlot))).toEqual(new Set([0, 1]));
+      for (const client of clients) await client.end();
+    } finally {
+      await stopServe(serve);
+    }
+  });
+});
+
+describe('two pgveil instances as peers', () => {
+  it('cancel each other\'s sessions, and never forward a forwarded cancel', async () => {
+    const [portA, portB] = [await freePort(), await freePort()];
+    const peers = [{ id: 1, host: '127.0.0.1', port: portA }, { id: 2, host: '127.0.0.1', port: portB }];
+    const a = await serveConfig({ listen: { host: '127.0.0.1', port: portA }, workers: 2, peerId: 1, peers });
+    const b = await serveConfig({ listen: { host: '127.0.0.1', port: portB }, peerId: 2, peers });
+    const masterKey = generateMasterKey();
+    const [serveA, serveB] = await Promise.all([startServe(a.file, masterKey), startServe(b.file, masterKey)]);
+    const clients: KeyedClient[] = [];
+    try {
+      const onA = await connect(portA, a.password);
+      const onB = await connect(portB, b.password);
+      clients.push(onA, onB);
+      expect(decodeProcessId(onA.processID).peerId).toBe(1);
+      expect(decodeProcessId(onB.processID).peerId).toBe(2);
+      for (const [client, otherPort] of [[onA, portB], [onB, portA]] as const) {
+        const sleeping = client.query('SELECT pg_sleep(30)').then(() => 'finished', (error: { code?: string }) => error.code);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await sendCancel(otherPort, client.processID, client.secretKey);
+        expect(await sleeping).toBe('57014');
+      }
+      expect(countLines(serveB, 'proxy: cancel forwarded to its peer')).toBe(1);
+      expect(countLines(serveA, 'proxy: cancel forwarded to its peer')).toBe(1);
+
+      // A cancel marked as forwarded that names another instance is dropped, not sent on.
+      const finishing = onB.query('SELECT pg_sleep(1) AS slept').then(() => 'finished', (error: { code?: string }) => error.code);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sendCancel(portA, onB.processID | 0x80000000, onB.secretKey);
+      expect(await finishing).toBe('finished');
+      expect(countLines(serveA, 'proxy: cancel forwarded to its peer')).toBe(1);
+    } finally {
+      for (const client of clients) await client.end().catch(() => undefined);
+      await Promise.all([stopServe(serveA), stopServe(serveB)]);
+    }
   });
 });
