@@ -20,6 +20,19 @@ export interface ServeWorkerOptions {
   readonly logger: Logger;
 }
 
+/**
+ * The connection limits are the instance's: each worker admits its share, so N workers together do
+ * not open N times the connections PostgreSQL was sized for.
+ */
+function workerShare(config: PgveilConfig, workers: number): PgveilConfig {
+  if (config.proxy === undefined || !(workers > 1)) return config;
+  const share = (limit: number): number => Math.max(1, Math.ceil(limit / workers));
+  return {
+    ...config,
+    proxy: { ...config.proxy, maxClientConnections: share(config.proxy.maxClientConnections), maxPendingLogins: share(config.proxy.maxPendingLogins) },
+  };
+}
+
 export async function serveWorker(options: ServeWorkerOptions): Promise<number> {
   const { slot, io } = options;
   // Every line of this process says which worker wrote it.
@@ -27,7 +40,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
   const send = (message: WorkerMessage): void => {
     if (process.connected) process.send?.(message);
   };
-  const services = await startServices(options.config, {
+  const services = await startServices(workerShare(options.config, options.workers), {
     logger, env: io.env,
     proxyWorker: { slot, workers: options.workers, toWorker: (workerSlot, processId, secretKey) => send(cancelMessage(workerSlot, processId, secretKey)) },
   });
