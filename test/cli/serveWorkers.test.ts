@@ -7,12 +7,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { main } from '../../src/cli/main.js';
+import { proxyWorkerCount } from '../../src/cli/serve.js';
+import { parseConfig } from '../../src/config/index.js';
 import { generateMasterKey } from '../../src/keys/masterKey.js';
 import { decodeProcessId, encodeProcessId } from '../../src/proxy/session/backendKeyLayout.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
@@ -254,6 +256,38 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
       expect(new Set(clients.map((client) => decodeProcessId(client.processID).workerSlot))).toEqual(new Set([0, 1]));
       for (const client of clients) await client.end();
     } finally {
+      await stopServe(serve);
+    }
+  });
+});
+
+describe('proxy.workers and the connection limits', () => {
+  it('auto is the available parallelism; without a proxy there is one process', () => {
+    const proxy = (workers: string) => parseConfig(`proxy:\n  upstream: { user: u }\n  workers: ${workers}\n`, 'x.yaml', { env: {} }).proxy;
+    expect(proxyWorkerCount(proxy('auto'))).toBe(Math.min(availableParallelism(), 128));
+    expect(proxyWorkerCount(proxy('3'))).toBe(3);
+    expect(proxyWorkerCount(undefined)).toBe(1);
+  });
+
+  it('two workers together admit maxClientConnections, not twice as many', async () => {
+    const proxyPort = await freePort();
+    const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2, maxClientConnections: 2 });
+    const serve = await startServe(file, generateMasterKey());
+    const clients: KeyedClient[] = [];
+    try {
+      const outcomes: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        try {
+          clients.push(await connect(proxyPort, password));
+          outcomes.push('in');
+        } catch (error) {
+          outcomes.push((error as { code?: string }).code ?? 'error');
+        }
+      }
+      expect(outcomes.filter((outcome) => outcome === 'in')).toHaveLength(2);
+      expect(outcomes.filter((outcome) => outcome === '53300')).toHaveLength(2);
+    } finally {
+      for (const client of clients) await client.end().catch(() => undefined);
       await stopServe(serve);
     }
   });
