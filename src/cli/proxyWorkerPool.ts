@@ -16,6 +16,9 @@ export class ProxyWorkerPool {
   private readonly workers = new Map<number, Worker>();
   private readonly quickDeaths = new Map<number, number>();
   private readonly restartTimers = new Set<NodeJS.Timeout>();
+  /** Workers still starting when a reload was asked: they reload once ready (their files may have been read before). */
+  private readonly reloadWhenReady = new Set<Worker>();
+  private readonly ready = new Set<Worker>();
   private stopping = false;
   private onAllStopped: (() => void) | undefined;
 
@@ -36,9 +39,13 @@ export class ProxyWorkerPool {
     });
   }
 
-  /** Tells every worker (reloads). */
-  broadcast(message: PrimaryMessage): void {
-    for (const worker of this.workers.values()) if (worker.isConnected()) worker.send(message);
+  /** Tells every worker to reload as on SIGHUP; one still starting does so once ready. */
+  reload(): void {
+    const message: PrimaryMessage = { kind: 'pgveil.reload' };
+    for (const worker of this.workers.values()) {
+      if (!this.ready.has(worker)) this.reloadWhenReady.add(worker);
+      else if (worker.isConnected()) worker.send(message);
+    }
   }
 
   /** SIGTERM to every worker (each ends its sessions with 57P01); resolves once all exited. */
@@ -74,6 +81,8 @@ export class ProxyWorkerPool {
       if (message === undefined) return;
       if (message.kind === 'pgveil.ready') {
         ready = true;
+        this.ready.add(worker);
+        if (this.reloadWhenReady.delete(worker)) worker.send({ kind: 'pgveil.reload' } satisfies PrimaryMessage);
         this.logger.debug({ worker: slot, pid }, 'proxy worker ready');
         starting?.ready();
       } else {
@@ -82,6 +91,8 @@ export class ProxyWorkerPool {
     });
     worker.on('exit', (code: number | null, signal: string | null) => {
       if (this.workers.get(slot) === worker) this.workers.delete(slot);
+      this.ready.delete(worker);
+      this.reloadWhenReady.delete(worker);
       if (this.stopping) {
         this.checkStopped();
         return;

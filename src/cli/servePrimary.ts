@@ -45,7 +45,7 @@ export async function servePrimary(options: ServePrimaryOptions): Promise<number
     file: options.file, io, logger, services,
     onSighup: () => {
       logger.info('SIGHUP: reloading, and telling every proxy worker');
-      pool.broadcast({ kind: 'pgveil.reload' });
+      pool.reload();
     },
     beforeClose: () => pool.stop(),
   });
