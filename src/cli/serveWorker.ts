@@ -21,14 +21,20 @@ export interface ServeWorkerOptions {
 }
 
 /**
- * The connection limits are the instance's: each worker admits its share, so N workers together do
- * not open N times the connections PostgreSQL was sized for.
+ * The connection limits and the failed-login limits are the instance's: each worker admits its
+ * share, so N workers together do not open N times the connections PostgreSQL was sized for, nor
+ * let a password guesser, whose connections the primary deals out in turn, try N times as often.
  */
 function workerShare(config: PgveilConfig, workers: number): PgveilConfig {
   if (config.proxy === undefined || !(workers > 1)) return config;
   const share = (limit: number): number => Math.max(1, Math.ceil(limit / workers));
+  const rate = config.api.loginRateLimit;
   return {
     ...config,
+    api: {
+      ...config.api,
+      loginRateLimit: { ...rate, maxFailuresPerAccount: share(rate.maxFailuresPerAccount), maxFailuresPerClient: share(rate.maxFailuresPerClient) },
+    },
     proxy: { ...config.proxy, maxClientConnections: share(config.proxy.maxClientConnections), maxPendingLogins: share(config.proxy.maxPendingLogins) },
   };
 }

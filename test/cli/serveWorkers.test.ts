@@ -291,6 +291,24 @@ describe('proxy.workers and the connection limits', () => {
       await stopServe(serve);
     }
   });
+
+  it('two workers together lock a password guesser after maxFailuresPerAccount, not twice as many', async () => {
+    const proxyPort = await freePort();
+    const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
+    const doc = parseDocument(await readFile(file, 'utf8'));
+    doc.setIn(['api', 'loginRateLimit', 'maxFailuresPerAccount'], 4);
+    await writeFile(file, doc.toString());
+    const serve = await startServe(file, generateMasterKey());
+    try {
+      // Six wrong passwords, dealt out in turn: three per worker, past each worker's share of four.
+      for (let i = 0; i < 6; i++) await expect(connect(proxyPort, `${password}-wrong`)).rejects.toHaveProperty('code');
+      for (let i = 0; i < 2; i++) {
+        await expect(connect(proxyPort, password)).rejects.toMatchObject({ code: '28000', message: expect.stringContaining('too many failed logins') });
+      }
+    } finally {
+      await stopServe(serve);
+    }
+  });
 });
 
 describe('two pgveil instances as peers', () => {
