@@ -10,6 +10,7 @@
  */
 import type { FuncCall, Node, SelectStmt, TransactionStmt, VariableSetStmt } from 'libpg-query';
 import { forEachChild, stringList, stripCasts } from './parseTree.js';
+import { pinnedSettingName } from './pinnedSettingName.js';
 import { parseSearchPath, searchPathFromSetArguments, type SetArgument } from './searchPathValue.js';
 
 export type TransactionAction = 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollback-to' | 'prepare';
@@ -120,7 +121,7 @@ function setConfigEffects(node: Node): readonly SessionEffect[] {
   const plain = 'SelectStmt' in node && runsTargetsOnce(node.SelectStmt) ? new Set(plainTargets(node.SelectStmt)) : new Set<FuncCall>();
   const effects: SessionEffect[] = [];
   for (const call of calls) {
-    const effect = setConfigEffect(call);
+    const effect = setConfigEffect(call, node);
     if (effect === 'irrelevant') continue;
     if (effect === undefined || !plain.has(call)) return UNKNOWN;
     effects.push(effect);
@@ -157,8 +158,9 @@ function plainTargets(select: SelectStmt): FuncCall[] {
 }
 
 /** One call's effect; 'irrelevant' for another setting; undefined when not readable. */
-function setConfigEffect(call: FuncCall): SessionEffect | 'irrelevant' | undefined {
-  const [nameArg, valueArg, localArg] = (call.args ?? []).map((arg) => constantText(arg));
+function setConfigEffect(call: FuncCall, statement: Node): SessionEffect | 'irrelevant' | undefined {
+  const [constantName, valueArg, localArg] = (call.args ?? []).map((arg) => constantText(arg));
+  const nameArg = constantName ?? pinnedSettingName(call, statement);
   if (call.args?.length !== 3 || nameArg === undefined) return undefined;
   const name = nameArg.toLowerCase();
   if (!RESOLUTION_SETTINGS.has(name)) return 'irrelevant';

@@ -11,6 +11,7 @@
  */
 import type { Node } from 'libpg-query';
 import { forEachChild, nodeType, stringList } from './parseTree.js';
+import { pinnedSettingName } from './pinnedSettingName.js';
 import type { RelationLookup } from './relationLookup.js';
 import type { RuleFinding } from './sqlAnalysisTypes.js';
 
@@ -203,7 +204,7 @@ function walkExpressions(node: Node, findings: RuleFinding[]): void {
       if (SQL_TEXT_FUNCTIONS.has(name)) findings.push({ rule: 'code', what: `${name}(), which runs SQL given as text` });
       if (MONITOR_FUNCTIONS.has(name)) findings.push({ rule: 'monitor', what: `${name}()` });
       if (name === 'set_config') {
-        const setting = constantText(child.FuncCall.args?.[0])?.toLowerCase();
+        const setting = (constantText(child.FuncCall.args?.[0]) ?? pinnedSettingName(child.FuncCall, node))?.toLowerCase();
         if (setting === undefined || ROLE_SETTINGS.has(setting)) findings.push({ rule: 'role-switch', what: 'set_config of the role' });
       }
     } else if ('RangeVar' in child && MONITOR_RELATIONS.has((child.RangeVar.relname ?? '').toLowerCase())) {
