@@ -194,8 +194,10 @@ function compareWithArray(left: Operand, right: Node, scope: Scope, mode: Expres
   if (left.kind === 'protected') {
     if ('ParamRef' in array) return context.findings.addArrayParam(array.ParamRef.number ?? 0, left.column, nodeLocation(array));
     if ('A_Const' in array && array.A_Const.isnull === true) return;
+    // '{a,b}': each element protected, the constant spliced back whole (as under unnest).
+    if ('A_Const' in array && array.A_Const.sval !== undefined) return recordLiteral(array.A_Const, left.column, context, true);
     const reason = 'A_Const' in array
-      ? 'an array constant cannot be protected element by element; use ARRAY[…] or an array parameter'
+      ? 'an array constant that is not a quoted string cannot be protected element by element; use ARRAY[…] or an array parameter'
       : `it is compared with ANY/ALL over ${unprotectableReason(operandOf(array, scope, context))}`;
     rejectColumn(left.column, reason, nodeLocation(array));
   }

@@ -99,6 +99,13 @@ describe('INSERT … SELECT from derived sources', () => {
     expect(found.rows.map((row) => row.email)).toEqual(people.map((p) => p.email));
     const inUnnest = await app.query('SELECT count(*)::int AS n FROM customers WHERE email IN (SELECT * FROM unnest($1::text[]))', [people.map((p) => p.email)]);
     expect(inUnnest.rows[0].n).toBe(3);
+    // an array constant, bare and cast, each element protected (one of them in nobody's row)
+    const list = `{${[...people, person(99)].map((p) => `"${p.ssn}"`).join(',')}}`;
+    for (const text of [`SELECT email FROM customers WHERE ssn = ANY('${list}') ORDER BY id`, `SELECT email FROM customers WHERE ssn = ANY('${list}'::text[]) ORDER BY id`]) {
+      expect((await app.query(text)).rows.map((row) => row.email)).toEqual(people.map((p) => p.email));
+    }
+    const none = await app.query(`SELECT count(*)::int AS n FROM customers WHERE note = 'unnest' AND ssn <> ALL('${list}')`);
+    expect(none.rows[0].n).toBe(0);
   });
 
   it('protects ARRAY[…] constants under unnest', async () => {
