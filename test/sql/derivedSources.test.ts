@@ -43,6 +43,9 @@ const mapped: readonly Case[] = [
   { sql: 'INSERT INTO customers (ssn) SELECT * FROM pg_catalog.unnest($1::text[])', arrayParams: [[1, SSN]] },
   { sql: 'INSERT INTO customers (id, ssn, email) SELECT * FROM unnest($1::int[], $2::inet[], $3::cidr[])', arrayParams: [[2, SSN], [3, EMAIL]] },
   { sql: "INSERT INTO customers (ssn) SELECT * FROM unnest(ARRAY['a', $1])", params: [[1, SSN]], literals: [["'a'", 'a', SSN]] },
+  // unnest of one array in a select list
+  { sql: 'INSERT INTO customers (id, ssn) SELECT unnest($1::int[]), unnest($2::text[])', arrayParams: [[2, SSN]] },
+  { sql: 'INSERT INTO customers (ssn, note) SELECT pg_catalog.unnest($1::text[]), $2', arrayParams: [[1, SSN]] },
   // UPDATE … FROM (VALUES …): the bulk-update shape
   { sql: 'UPDATE customers SET ssn = v.a FROM (VALUES ($1, 1), ($2, 2)) AS v(a, id) WHERE customers.id = v.id', params: [[1, SSN], [2, SSN]] },
   { sql: 'UPDATE customers c SET ssn = u.s, email = u.e FROM unnest($1::int[], $2::text[], $3::text[]) AS u(i, s, e) WHERE c.id = u.i', arrayParams: [[2, SSN], [3, EMAIL]] },
@@ -128,6 +131,9 @@ const refused: readonly (readonly [sql: string, reason: string])[] = [
   // constants of one derived column into two protected columns
   ["INSERT INTO customers (ssn, email) SELECT a, a FROM (VALUES ('x')) v(a)", 'also feed protected column public.customers.email'],
   ["INSERT INTO customers (ssn, email) SELECT u, u FROM unnest('{a}'::text[]) u", 'also feed protected column public.customers.email'],
+  // unnest in a select list over anything but an array parameter or constant, or inside an expression
+  ['INSERT INTO customers (ssn) SELECT unnest($1)', 'INSERT … SELECT'],
+  ['INSERT INTO customers (ssn) SELECT upper(unnest($1::text[]))', 'INSERT … SELECT'],
   // an array parameter is not also a scalar
   ['INSERT INTO customers (ssn, email) SELECT u, $1 FROM unnest($1::text[]) u', 'both as one value and as an array'],
 ];

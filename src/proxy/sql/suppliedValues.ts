@@ -27,7 +27,7 @@ function valuesOf(node: Node): SuppliedValue[] | undefined {
 
 /** What a select-list entry carries when it is a parameter or constant itself. */
 export function suppliedOrigin(node: Node): ColumnOrigin | undefined {
-  const values = valuesOf(node);
+  const values = valuesOf(node) ?? selectListUnnest(node);
   return values === undefined ? undefined : { kind: 'supplied', source: { values } };
 }
 
@@ -78,6 +78,17 @@ function unnestArgument(node: Node): SuppliedValue[] | undefined {
     return values;
   }
   return undefined;
+}
+
+/** `SELECT unnest($1::text[])`: one array argument in a select list (several are allowed only in FROM). */
+function selectListUnnest(node: Node): SuppliedValue[] | undefined {
+  if (!('FuncCall' in node)) return undefined;
+  const { funcname, args, agg_star, func_variadic, agg_order, agg_filter, over } = node.FuncCall;
+  const names = stringList(funcname);
+  if (lastName(funcname) !== 'unnest' || names.length > 2 || (names.length === 2 && names[0] !== 'pg_catalog')) return undefined;
+  if (agg_star === true || func_variadic === true || agg_order !== undefined || agg_filter !== undefined || over !== undefined) return undefined;
+  const only = args?.[0];
+  return args?.length === 1 && only !== undefined ? unnestArgument(only) : undefined;
 }
 
 /**

@@ -108,6 +108,17 @@ describe('INSERT … SELECT from derived sources', () => {
     expect(none.rows[0].n).toBe(0);
   });
 
+  it('protects unnest of array parameters in a select list, and splits one array also written to a plain column', async () => {
+    const people = [person(31), person(32)];
+    await app.query("INSERT INTO customers (ssn, email, note) SELECT unnest($1::text[]), unnest($2::text[]), 'select-list'", [people.map((p) => p.ssn), people.map((p) => p.email)]);
+    await expectProtected('select-list', people);
+    const [c] = [person(33)];
+    await app.query('INSERT INTO customers (ssn, note) SELECT unnest($1::text[]), unnest($1::text[])', [[c.ssn]]);
+    const stored = await direct.query('SELECT ssn FROM customers WHERE note = $1', [c.ssn]);
+    expect(stored.rows).toHaveLength(1);
+    expect(stored.rows[0].ssn).not.toBe(c.ssn);
+  });
+
   it('protects ARRAY[…] constants under unnest', async () => {
     const [a, b] = [person(11), person(12)];
     await app.query(`INSERT INTO customers (ssn, note) SELECT s, 'array-constant' FROM unnest(ARRAY['${a.ssn}', '${b.ssn}']) s`);
