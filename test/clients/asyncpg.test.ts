@@ -43,24 +43,9 @@ describe('asyncpg', () => {
     expect(result.steps).toMatchObject({ executemany: 'ok', prepared: 'ok', execute: 'ok' });
   });
 
-  it('copy_records_to_table (binary COPY FROM) stores tokens, or is refused naming the text/csv workaround with nothing stored', async () => {
-    const copied = CUSTOMERS.slice(5, 7);
-    if (result.steps.copy_records_to_table === 'ok') {
-      await expectDemoPolicy(expect, harness, copied);
-      return;
-    }
-    expect(result.steps.copy_records_to_table).toEqual({
-      sqlstate: '0A000',
-      message: expect.stringMatching(/^pgveil refused the statement: protected column public\.customers\.\w+: binary COPY rows cannot be rewritten; use FORMAT text or csv$/),
-    });
-    const direct = await harness.direct();
-    try {
-      const stored = await direct.query<{ n: string }>('SELECT count(*) AS n FROM public.customers');
-      // Every row but the two the refused COPY carried.
-      expect(Number(stored.rows[0]!.n)).toBe(CUSTOMERS.length - copied.length);
-    } finally {
-      await direct.end();
-    }
+  it('copy_records_to_table (binary COPY FROM) stores tokens', async () => {
+    expect(result.steps.copy_records_to_table).toBe('ok');
+    await expectDemoPolicy(expect, harness, CUSTOMERS.slice(5, 7));
   });
 
   it('stores no plaintext of a protected column; app, support and analyst read their views', async () => {
