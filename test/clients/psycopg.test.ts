@@ -12,7 +12,7 @@ import {
 import { DEBIAN_PYTHON, requireProgram, runJson } from './support/programs.js';
 
 const PROGRAM = fileURLToPath(new URL('./support/psycopg_client.py', import.meta.url));
-const CUSTOMERS = demoCustomers(20, 9);
+const CUSTOMERS = demoCustomers(20, 11);
 
 interface PsycopgRun {
   steps: Record<string, 'ok' | { sqlstate: string | null; message: string }>;
@@ -37,8 +37,8 @@ afterAll(async () => {
 });
 
 describe('psycopg 3', () => {
-  it('writes with executemany, COPY FROM STDIN, text and binary parameters, a prepared statement and INSERT … SELECT FROM unnest of array parameters', () => {
-    expect(result.steps).toEqual({ executemany: 'ok', copy_from_stdin_text: 'ok', execute_binary_parameters: 'ok', execute_prepared: 'ok', insert_select_unnest: 'ok', execute_text_parameters: 'ok' });
+  it('writes with executemany, COPY FROM STDIN (text and binary), text and binary parameters, a prepared statement and INSERT … SELECT FROM unnest of array parameters', () => {
+    expect(result.steps).toEqual({ executemany: 'ok', copy_from_stdin_text: 'ok', execute_binary_parameters: 'ok', execute_prepared: 'ok', insert_select_unnest: 'ok', execute_text_parameters: 'ok', copy_from_stdin_binary: 'ok' });
     expect(result.ids).toHaveLength(CUSTOMERS.length);
   });
 

@@ -63,6 +63,13 @@ def main():
         attempt(steps, "insert_select_unnest", insert_unnest)
         # Text parameters: psycopg writes the uuid.UUID as 32 hex digits, the date and address as text.
         attempt(steps, "execute_text_parameters", lambda: app.execute(INSERT_TEXT, typed(rows[8])))
+
+        def copy_in_binary():
+            with app.cursor().copy(f"COPY public.customers ({', '.join(COLUMNS)}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "text", "text", "text", "text", "date", "text", "inet", "uuid"])
+                for row in rows[9:11]:
+                    copy.write_row(typed(row))
+        attempt(steps, "copy_from_stdin_binary", copy_in_binary)
         emails = [r["email"] for r in rows]
         ids = [r[0] for r in app.execute("SELECT id FROM public.customers WHERE email = ANY(%s) ORDER BY id", [emails]).fetchall()]
     reads = {}
