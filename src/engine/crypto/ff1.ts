@@ -1,5 +1,6 @@
 import { AES_BLOCK_BYTES, AesEcb } from './aesEcb.js';
 import { feistelArithmeticFor, loadFeistelHalves } from './ff1Halves.js';
+import { NativeFf1Rounds } from './ff1NativeRounds.js';
 import {
   addModulo, numberModulo, reductionChunkBytes, xorNumberBigEndian,
 } from './ff1NumberHalves.js';
@@ -7,6 +8,7 @@ import {
   FF1_MAX_RADIX, FF1_MIN_DOMAIN_SIZE, feistelOutputBytes, minLengthForDomain, numeralStringBytes,
 } from './ff1Params.js';
 import type { Tweak, Tweaks } from './fpeCipher.js';
+import { nativeFf1, type NativeFf1 } from './nativeFf1.js';
 import { numberToNumerals, numeralsToNumber } from './numerals.js';
 
 const ROUNDS = 10;
@@ -21,6 +23,9 @@ const P_CACHE_LIMIT = 1024;
  * Feistel round of a group is one AES-ECB call over the blocks of all its values. CBC-MAC
  * chaining runs per block index across the batch, so the PRF is exactly the standard's.
  *
+ * Where the native addon is loaded (nativeFf1.ts), groups whose halves fit 64-bit integers run
+ * all their rounds there instead, with identical outputs.
+ *
  * Domains must satisfy radix^length >= 10^6 (SP 800-38G Rev.1); smaller ones are a RangeError.
  */
 export class FF1 {
@@ -28,19 +33,22 @@ export class FF1 {
   /** The shortest length allowed: radix^minLength >= 10^6. */
   readonly minLength: number;
   private readonly aes: AesEcb;
+  private readonly native: NativeFf1Rounds | undefined;
   /** CIPH_K(P) by (length, tweak length): P depends on nothing else for a fixed radix. */
   private readonly encryptedP = new Map<number, Buffer>();
   /** The round block of a one-value call: the code is synchronous, so one serves every call. */
   private readonly oneBlock = new Uint8Array(AES_BLOCK_BYTES);
   private readonly oneBase = new Uint8Array(AES_BLOCK_BYTES);
 
-  constructor(key: Uint8Array, radix: number) {
+  /** `addon`: the native rounds to use where they apply (tests pass undefined for TypeScript only). */
+  constructor(key: Uint8Array, radix: number, addon: NativeFf1 | undefined = nativeFf1) {
     if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
       throw new RangeError(`FF1 radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
     }
     this.radix = radix;
     this.minLength = Math.max(2, minLengthForDomain(radix, FF1_MIN_DOMAIN_SIZE));
     this.aes = new AesEcb(key);
+    this.native = addon ? new NativeFf1Rounds(addon, key, radix) : undefined;
   }
 
   encrypt(values: readonly Uint16Array[], tweak: Tweaks): Uint16Array[] {
@@ -105,11 +113,12 @@ export class FF1 {
   private cryptGroup(values: readonly Uint16Array[], tweak: Tweaks, decrypt: boolean): Uint16Array[] {
     const count = values.length;
     const n = (values[0] as Uint16Array).length;
+    const sharedTweak = sharedTweakOf(tweak);
+    if (this.native?.inRange(n)) return this.native.cryptGroup(values, tweak, sharedTweak, decrypt);
     const u = n >> 1;
     const v = n - u;
     const b = numeralStringBytes(this.radix, v);
     const d = feistelOutputBytes(b);
-    const sharedTweak = sharedTweakOf(tweak);
     const t = sharedTweak ? sharedTweak.length : (tweak[0] as Tweak).length;
     // Q = T || [0]^pad || [i]_1 || [NUM(B)]_b, a whole number of blocks.
     const pad = (((-t - b - 1) % AES_BLOCK_BYTES) + AES_BLOCK_BYTES) % AES_BLOCK_BYTES;

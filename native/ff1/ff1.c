@@ -1,0 +1,343 @@
+/*
+ * FF1 (NIST SP 800-38G) Feistel rounds in C for numeral strings whose halves fit 64-bit integers,
+ * over OpenSSL's AES through EVP (AES-NI where the CPU has it, constant time): the ten rounds of a
+ * value cost ten block encryptions instead of ten JS-to-C++ crossings. The TypeScript FF1
+ * (src/engine/crypto/ff1.ts) is the reference; outputs are identical.
+ *
+ * JS API:
+ *   createContext(key: Uint8Array(16|24|32)) -> opaque handle (the AES key schedule; the key bytes
+ *     are not kept, the schedule is wiped by EVP_CIPHER_CTX_free when the handle is collected)
+ *   crypt(handle, radix, n, input: Uint16Array, output: Uint16Array, tweakBytes: Uint8Array,
+ *         tweakEnds: Uint32Array | undefined, decrypt: boolean) -> undefined
+ *     input holds count = input.length / n values of n numerals each; output gets the results.
+ *     tweakEnds undefined: every value's tweak is all of tweakBytes; else value j's tweak is
+ *     tweakBytes[tweakEnds[j-1] .. tweakEnds[j]) (tweakEnds[-1] = 0).
+ * Every argument is checked; a bad one throws a TypeError or RangeError whose message names no
+ * value, tweak or key byte.
+ */
+#ifndef NAPI_VERSION
+#define NAPI_VERSION 8
+#endif
+#include <node_api.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK 16
+#define ROUNDS 10
+#define MAX_RADIX 65536
+/* radix^v up to 2^53: NUM(B) fits 7 bytes, r * 256 + byte stays below 2^61 while reducing y. */
+#define MAX_MODULUS (UINT64_C(1) << 53)
+#define MIN_DOMAIN UINT64_C(1000000)
+/* Values whose rounds share one EVP call: AES-NI pipelines independent blocks. */
+#define LANES 32
+/* The remembered round-independent chain covers tweaks up to this length. */
+#define REMEMBERED_TWEAK_BYTES 64
+
+static const napi_type_tag CONTEXT_TAG = {0x70677665696c6666ULL, 0x31616573636f6e74ULL};
+
+typedef struct {
+  EVP_CIPHER_CTX *aes;
+  /* The last (radix, n, tweak)'s chain of P and Q's constant blocks: a proxy repeats them. */
+  int remembered;
+  uint32_t remembered_radix;
+  uint32_t remembered_n;
+  size_t remembered_tweak_length;
+  uint8_t remembered_tweak[REMEMBERED_TWEAK_BYTES];
+  uint8_t remembered_base[BLOCK];
+} Ff1Context;
+
+static void finalize_context(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  Ff1Context *context = (Ff1Context *)data;
+  if (context == NULL) return;
+  EVP_CIPHER_CTX_free(context->aes); /* clears the key schedule */
+  OPENSSL_cleanse(context, sizeof(*context));
+  free(context);
+}
+
+static napi_value throw_type(napi_env env, const char *message) {
+  napi_throw_type_error(env, NULL, message);
+  return NULL;
+}
+
+static napi_value throw_range(napi_env env, const char *message) {
+  napi_throw_range_error(env, NULL, message);
+  return NULL;
+}
+
+static int typed_array(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
+  bool is_typed = false;
+  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return 0;
+  napi_typedarray_type type;
+  napi_value buffer;
+  size_t offset;
+  if (napi_get_typedarray_info(env, value, &type, length, data, &buffer, &offset) != napi_ok) return 0;
+  if (type != want) return 0;
+  if (*length > 0 && *data == NULL) return 0;
+  return 1;
+}
+
+static int integer_in(napi_env env, napi_value value, double min, double max, uint32_t *out) {
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number) return 0;
+  double x;
+  if (napi_get_value_double(env, value, &x) != napi_ok) return 0;
+  if (!(x >= min && x <= max) || x != (double)(uint32_t)x) return 0;
+  *out = (uint32_t)x;
+  return 1;
+}
+
+static napi_value create_context(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return throw_type(env, "createContext: bad call");
+  if (argc != 1) return throw_type(env, "createContext takes one argument, the AES key");
+  void *key;
+  size_t key_length;
+  if (!typed_array(env, argv[0], napi_uint8_array, &key, &key_length)) return throw_type(env, "createContext: the key must be a Uint8Array");
+  const EVP_CIPHER *cipher = key_length == 16 ? EVP_aes_128_ecb()
+                           : key_length == 24 ? EVP_aes_192_ecb()
+                           : key_length == 32 ? EVP_aes_256_ecb() : NULL;
+  if (cipher == NULL) return throw_range(env, "createContext: an AES key is 16, 24 or 32 bytes");
+
+  Ff1Context *context = (Ff1Context *)calloc(1, sizeof(Ff1Context));
+  if (context == NULL) return throw_type(env, "createContext: out of memory");
+  context->aes = EVP_CIPHER_CTX_new();
+  if (context->aes == NULL || EVP_EncryptInit_ex(context->aes, cipher, NULL, (const unsigned char *)key, NULL) != 1
+      || EVP_CIPHER_CTX_set_padding(context->aes, 0) != 1) {
+    finalize_context(env, context, NULL);
+    napi_throw_error(env, NULL, "createContext: OpenSSL could not set up AES");
+    return NULL;
+  }
+  napi_value handle;
+  if (napi_create_external(env, context, finalize_context, NULL, &handle) != napi_ok) {
+    finalize_context(env, context, NULL);
+    napi_throw_error(env, NULL, "createContext: could not create the handle");
+    return NULL;
+  }
+  if (napi_type_tag_object(env, handle, &CONTEXT_TAG) != napi_ok) {
+    /* The external owns the context now: the collector frees it. */
+    napi_throw_error(env, NULL, "createContext: could not tag the handle");
+    return NULL;
+  }
+  return handle;
+}
+
+static int aes_blocks(EVP_CIPHER_CTX *aes, const uint8_t *in, uint8_t *out, size_t bytes) {
+  int written = 0;
+  if (EVP_EncryptUpdate(aes, out, &written, in, (int)bytes) != 1) return 0;
+  return (size_t)written == bytes;
+}
+
+/* The byte of Q at `index`: the tweak, then zero padding (only indexes before [i] are asked for). */
+static uint8_t tweak_byte(const uint8_t *tweak, size_t t, size_t index) {
+  return index < t ? tweak[index] : 0;
+}
+
+/*
+ * The CBC-MAC state no round changes: CIPH(P), chained through the blocks of Q that hold only
+ * tweak and padding, xored with the tweak tail and padding of the block that holds [i].
+ */
+static int round_independent_base(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
+                                  const uint8_t *tweak, size_t t, uint8_t base[BLOCK]) {
+  if (context->remembered && context->remembered_radix == radix && context->remembered_n == n
+      && context->remembered_tweak_length == t && (t == 0 || memcmp(context->remembered_tweak, tweak, t) == 0)) {
+    memcpy(base, context->remembered_base, BLOCK);
+    return 1;
+  }
+  uint8_t block[BLOCK] = {1, 2, 1,
+                          (uint8_t)(radix >> 16), (uint8_t)(radix >> 8), (uint8_t)radix,
+                          10, (uint8_t)(u & 255),
+                          (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n,
+                          (uint8_t)(t >> 24), (uint8_t)(t >> 16), (uint8_t)(t >> 8), (uint8_t)t};
+  uint8_t chain[BLOCK];
+  if (!aes_blocks(context->aes, block, chain, BLOCK)) return 0;
+  /* Q = T || 0^pad || [i]_1 || [NUM(B)]_b is whole blocks, so [i] sits at 15 - b of its block. */
+  size_t pad = (size_t)((BLOCK - (t + b + 1) % BLOCK) % BLOCK);
+  size_t round_at = t + pad;
+  size_t constant_blocks = round_at / BLOCK;
+  for (size_t q = 0; q < constant_blocks; q++) {
+    for (size_t x = 0; x < BLOCK; x++) block[x] = chain[x] ^ tweak_byte(tweak, t, q * BLOCK + x);
+    if (!aes_blocks(context->aes, block, chain, BLOCK)) return 0;
+  }
+  size_t offset = round_at % BLOCK;
+  for (size_t x = 0; x < BLOCK; x++) {
+    base[x] = x < offset ? (uint8_t)(chain[x] ^ tweak_byte(tweak, t, constant_blocks * BLOCK + x)) : chain[x];
+  }
+  OPENSSL_cleanse(chain, sizeof(chain));
+  OPENSSL_cleanse(block, sizeof(block));
+  if (t <= REMEMBERED_TWEAK_BYTES) {
+    context->remembered = 1;
+    context->remembered_radix = radix;
+    context->remembered_n = n;
+    context->remembered_tweak_length = t;
+    if (t > 0) memcpy(context->remembered_tweak, tweak, t);
+    memcpy(context->remembered_base, base, BLOCK);
+  }
+  return 1;
+}
+
+/* NUM(s[0..d)) mod modulus, d in {8, 12}, modulus <= 2^53. */
+static uint64_t reduce(const uint8_t *s, uint32_t d, uint64_t modulus) {
+  uint64_t head = 0;
+  for (int p = 0; p < 8; p++) head = (head << 8) | s[p];
+  uint64_t r = head % modulus;
+  for (uint32_t p = 8; p < d; p++) r = ((r << 8) | s[p]) % modulus;
+  return r;
+}
+
+static uint64_t numerals_value(const uint16_t *x, uint32_t length, uint32_t radix) {
+  uint64_t value = 0;
+  for (uint32_t p = 0; p < length; p++) value = value * radix + x[p];
+  return value;
+}
+
+static void value_numerals(uint64_t value, uint32_t radix, uint16_t *out, uint32_t length) {
+  uint32_t p = length;
+  for (; p > 0 && value > UINT32_MAX; value /= radix) out[--p] = (uint16_t)(value % radix);
+  /* 32-bit division for the rest: cheaper than 64-bit on most CPUs. */
+  for (uint32_t small = (uint32_t)value; p > 0; small /= radix) out[--p] = (uint16_t)(small % radix);
+}
+
+static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
+  size_t argc = 8;
+  napi_value argv[8];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return throw_type(env, "crypt: bad call");
+  if (argc != 8) return throw_type(env, "crypt takes 8 arguments");
+
+  bool tagged = false;
+  napi_valuetype handle_type;
+  if (napi_typeof(env, argv[0], &handle_type) != napi_ok || handle_type != napi_external
+      || napi_check_object_type_tag(env, argv[0], &CONTEXT_TAG, &tagged) != napi_ok || !tagged) {
+    return throw_type(env, "crypt: the first argument must be a handle from createContext");
+  }
+  Ff1Context *context;
+  if (napi_get_value_external(env, argv[0], (void **)&context) != napi_ok || context == NULL) {
+    return throw_type(env, "crypt: the handle is not usable");
+  }
+  uint32_t radix, n;
+  if (!integer_in(env, argv[1], 2, MAX_RADIX, &radix)) return throw_range(env, "crypt: radix must be an integer from 2 to 65536");
+  if (!integer_in(env, argv[2], 2, 128, &n)) return throw_range(env, "crypt: n must be an integer from 2 to 128");
+  void *input_data, *output_data, *tweak_data, *ends_data = NULL;
+  size_t input_length, output_length, tweak_length, ends_length = 0;
+  if (!typed_array(env, argv[3], napi_uint16_array, &input_data, &input_length)) return throw_type(env, "crypt: input must be a Uint16Array");
+  if (!typed_array(env, argv[4], napi_uint16_array, &output_data, &output_length)) return throw_type(env, "crypt: output must be a Uint16Array");
+  if (!typed_array(env, argv[5], napi_uint8_array, &tweak_data, &tweak_length)) return throw_type(env, "crypt: tweakBytes must be a Uint8Array");
+  napi_valuetype ends_type;
+  if (napi_typeof(env, argv[6], &ends_type) != napi_ok) return throw_type(env, "crypt: bad tweakEnds");
+  int per_value_tweaks = ends_type != napi_undefined;
+  if (per_value_tweaks && !typed_array(env, argv[6], napi_uint32_array, &ends_data, &ends_length)) {
+    return throw_type(env, "crypt: tweakEnds must be a Uint32Array or undefined");
+  }
+  bool decrypt;
+  if (napi_get_value_bool(env, argv[7], &decrypt) != napi_ok) return throw_type(env, "crypt: decrypt must be a boolean");
+
+  /* Sizes of SP 800-38G: u, v, radix^u, radix^v, b (bytes of radix^v - 1), d = 4 ceil(b/4) + 4. */
+  uint32_t u = n / 2, v = n - u;
+  uint64_t modulus_u = 1, modulus_v = 1;
+  for (uint32_t p = 0; p < v; p++) {
+    modulus_v *= radix;
+    if (modulus_v > MAX_MODULUS) return throw_range(env, "crypt: radix^(n - n/2) is above 2^53, outside the native range");
+    if (p < u) modulus_u = modulus_v;
+  }
+  if (modulus_v < MIN_DOMAIN && modulus_u * modulus_v < MIN_DOMAIN) return throw_range(env, "crypt: FF1 needs radix^n >= 10^6");
+  uint32_t b = 0;
+  for (uint64_t top = modulus_v - 1; top > 0; top >>= 8) b++;
+  uint32_t d = 4 * ((b + 3) / 4) + 4;
+
+  if (input_length % n != 0) return throw_range(env, "crypt: input length must be a multiple of n");
+  if (output_length != input_length) return throw_range(env, "crypt: output length must equal input length");
+  size_t count = input_length / n;
+  if (tweak_length > UINT32_MAX) return throw_range(env, "crypt: a tweak is limited to 2^32 - 1 bytes");
+  const uint32_t *ends = (const uint32_t *)ends_data;
+  if (per_value_tweaks) {
+    if (ends_length != count) return throw_range(env, "crypt: tweakEnds must have one entry per value");
+    uint32_t previous = 0;
+    for (size_t j = 0; j < count; j++) {
+      if (ends[j] < previous || ends[j] > tweak_length) return throw_range(env, "crypt: tweakEnds must rise and stay within tweakBytes");
+      previous = ends[j];
+    }
+  }
+  const uint16_t *input = (const uint16_t *)input_data;
+  uint16_t *output = (uint16_t *)output_data;
+  if (radix < MAX_RADIX) {
+    for (size_t p = 0; p < input_length; p++) {
+      if (input[p] >= radix) return throw_range(env, "crypt: a numeral is out of range for the radix");
+    }
+  }
+  const uint8_t *tweaks = (const uint8_t *)tweak_data;
+
+  uint64_t left[LANES], right[LANES];
+  uint8_t base[LANES * BLOCK], blocks[LANES * BLOCK], encrypted[LANES * BLOCK];
+  size_t used = count < LANES ? count : LANES;
+  int ok = 1;
+  for (size_t start = 0; start < count && ok; start += LANES) {
+    size_t lanes = count - start < LANES ? count - start : LANES;
+    for (size_t j = 0; j < lanes && ok; j++) {
+      size_t value = start + j;
+      const uint8_t *tweak = tweaks;
+      size_t t = tweak_length;
+      if (per_value_tweaks) {
+        size_t from = value == 0 ? 0 : ends[value - 1];
+        tweak = tweaks + from;
+        t = ends[value] - from;
+      }
+      ok = round_independent_base(context, radix, n, u, b, tweak, t, base + j * BLOCK);
+      const uint16_t *x = input + value * n;
+      uint64_t first = numerals_value(x, u, radix), second = numerals_value(x + u, v, radix);
+      /* Decryption runs rounds 9..0 from A = X[u..n), B = X[0..u): the same step serves both. */
+      left[j] = decrypt ? second : first;
+      right[j] = decrypt ? first : second;
+    }
+    for (int round = 0; round < ROUNDS && ok; round++) {
+      int i = decrypt ? ROUNDS - 1 - round : round;
+      uint64_t modulus = i % 2 == 0 ? modulus_u : modulus_v;
+      for (size_t j = 0; j < lanes; j++) {
+        uint8_t *block = blocks + j * BLOCK;
+        memcpy(block, base + j * BLOCK, BLOCK);
+        block[BLOCK - 1 - b] ^= (uint8_t)i;
+        uint64_t numb = right[j];
+        for (uint32_t p = 0; p < b; p++, numb >>= 8) block[BLOCK - 1 - p] ^= (uint8_t)numb;
+      }
+      ok = aes_blocks(context->aes, blocks, encrypted, lanes * BLOCK);
+      for (size_t j = 0; j < lanes && ok; j++) {
+        uint64_t y = reduce(encrypted + j * BLOCK, d, modulus);
+        uint64_t a = left[j];
+        uint64_t c = decrypt ? (a >= y ? a - y : a + modulus - y) : (a + y >= modulus ? a + y - modulus : a + y);
+        left[j] = right[j];
+        right[j] = c;
+      }
+    }
+    for (size_t j = 0; j < lanes && ok; j++) {
+      uint16_t *out = output + (start + j) * n;
+      value_numerals(decrypt ? right[j] : left[j], radix, out, u);
+      value_numerals(decrypt ? left[j] : right[j], radix, out + u, v);
+    }
+  }
+  /* No halves or PRF blocks left on the stack. */
+  OPENSSL_cleanse(left, used * sizeof(left[0]));
+  OPENSSL_cleanse(right, used * sizeof(right[0]));
+  OPENSSL_cleanse(base, used * BLOCK);
+  OPENSSL_cleanse(blocks, used * BLOCK);
+  OPENSSL_cleanse(encrypted, used * BLOCK);
+  if (!ok) {
+    napi_throw_error(env, NULL, "crypt: OpenSSL AES failed");
+    return NULL;
+  }
+  return NULL;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor properties[] = {
+      {"createContext", NULL, create_context, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"crypt", NULL, ff1_crypt, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  if (napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) != napi_ok) return NULL;
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,81 @@
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { debuglog } from 'node:util';
+
+/**
+ * The optional native FF1 addon (native/ff1: the Feistel rounds in C over OpenSSL's AES), chosen
+ * once, here, when the module loads. `nativeFf1` is the addon, or undefined when it is not built
+ * (no compiler at install time, `npm ci --ignore-scripts`), when PGVEIL_NATIVE=0, or when it fails
+ * its known-answer check: then FF1 runs in TypeScript, with identical outputs. The only trace is
+ * one line under NODE_DEBUG=pgveil.
+ */
+
+/** An AES key schedule held by the addon; wiped when the handle is garbage-collected. */
+export interface NativeFf1Context {
+  readonly brand: 'NativeFf1Context';
+}
+
+export interface NativeFf1 {
+  /** The key (16, 24 or 32 bytes) is read, not kept: only OpenSSL's key schedule is. */
+  createContext(key: Uint8Array): NativeFf1Context;
+  /**
+   * FF1 over count = input.length / n values of n numerals, results into `output`. Every value's
+   * tweak is all of `tweakBytes` when `tweakEnds` is undefined, else value j's is
+   * tweakBytes[tweakEnds[j-1] .. tweakEnds[j]). Needs radix^(n - n/2) <= 2^53 (NATIVE_FF1_MAX_MODULUS).
+   */
+  crypt(
+    context: NativeFf1Context, radix: number, n: number, input: Uint16Array, output: Uint16Array,
+    tweakBytes: Uint8Array, tweakEnds: Uint32Array | undefined, decrypt: boolean,
+  ): void;
+}
+
+/** radix^v must stay below this for the addon (its halves are 64-bit integers). */
+export const NATIVE_FF1_MAX_MODULUS = 2 ** 53;
+
+/** Why the addon is or is not in use, for tests and diagnostics. */
+export type NativeFf1Status = 'loaded' | 'disabled' | 'not built' | 'failed its known-answer check';
+
+const ADDON_PATH = fileURLToPath(new URL('../../../native/ff1/build/Release/pgveil_ff1.node', import.meta.url));
+const log = debuglog('pgveil');
+
+function load(): { addon: NativeFf1 | undefined; status: NativeFf1Status } {
+  if (process.env.PGVEIL_NATIVE === '0') {
+    log('native FF1 off (PGVEIL_NATIVE=0): FF1 runs in TypeScript');
+    return { addon: undefined, status: 'disabled' };
+  }
+  let addon: NativeFf1;
+  try {
+    addon = createRequire(import.meta.url)(ADDON_PATH) as NativeFf1;
+  } catch {
+    log('native FF1 addon not built (npm ci builds it where a C compiler is present): FF1 runs in TypeScript');
+    return { addon: undefined, status: 'not built' };
+  }
+  if (!passesKnownAnswer(addon)) {
+    log('native FF1 addon gives a wrong answer for NIST SP 800-38G sample 8: FF1 runs in TypeScript');
+    return { addon: undefined, status: 'failed its known-answer check' };
+  }
+  return { addon, status: 'loaded' };
+}
+
+/** NIST SP 800-38G FF1 sample 8 (AES-256, radix 10, tweak "9876543210"), both ways. */
+function passesKnownAnswer(addon: NativeFf1): boolean {
+  try {
+    const key = Buffer.from('2B7E151628AED2A6ABF7158809CF4F3CEF4359D8D580AA4F7F036D6F04FC6A94', 'hex');
+    const context = addon.createContext(key);
+    key.fill(0);
+    const tweak = Buffer.from('39383736353433323130', 'hex');
+    const plain = Uint16Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const cipher = new Uint16Array(10);
+    addon.crypt(context, 10, 10, plain, cipher, tweak, undefined, false);
+    const back = new Uint16Array(10);
+    addon.crypt(context, 10, 10, cipher, back, tweak, undefined, true);
+    return cipher.join('') === '1001623463' && back.join('') === plain.join('');
+  } catch {
+    return false;
+  }
+}
+
+const selected = load();
+
+export const nativeFf1: NativeFf1 | undefined = selected.addon;
+export const nativeFf1Status: NativeFf1Status = selected.status;
