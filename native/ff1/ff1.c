@@ -28,7 +28,7 @@
 #define BLOCK 16
 #define ROUNDS 10
 #define MAX_RADIX 65536
-/* radix^v up to 2^53: NUM(B) fits 7 bytes, r * 256 + byte stays below 2^61 while reducing y. */
+/* radix^v below 2^53: NUM(B) fits 7 bytes, r * 256 + byte stays below 2^61 while reducing y. */
 #define MAX_MODULUS (UINT64_C(1) << 53)
 #define MIN_DOMAIN UINT64_C(1000000)
 /* Values whose rounds share one EVP call: AES-NI pipelines independent blocks. */
@@ -241,7 +241,7 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   uint64_t modulus_u = 1, modulus_v = 1;
   for (uint32_t p = 0; p < v; p++) {
     modulus_v *= radix;
-    if (modulus_v > MAX_MODULUS) return throw_range(env, "crypt: radix^(n - n/2) is above 2^53, outside the native range");
+    if (modulus_v >= MAX_MODULUS) return throw_range(env, "crypt: radix^(n - n/2) must be below 2^53 here");
     if (p < u) modulus_u = modulus_v;
   }
   if (modulus_v < MIN_DOMAIN && modulus_u * modulus_v < MIN_DOMAIN) return throw_range(env, "crypt: FF1 needs radix^n >= 10^6");

@@ -21,7 +21,7 @@ export interface NativeFf1 {
   /**
    * FF1 over count = input.length / n values of n numerals, results into `output`. Every value's
    * tweak is all of `tweakBytes` when `tweakEnds` is undefined, else value j's is
-   * tweakBytes[tweakEnds[j-1] .. tweakEnds[j]). Needs radix^(n - n/2) <= 2^53 (NATIVE_FF1_MAX_MODULUS).
+   * tweakBytes[tweakEnds[j-1] .. tweakEnds[j]). Needs radix^(n - n/2) < 2^53 (NATIVE_FF1_MAX_MODULUS).
    */
   crypt(
     context: NativeFf1Context, radix: number, n: number, input: Uint16Array, output: Uint16Array,

@@ -1,0 +1,218 @@
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FF1 } from '../../../src/engine/crypto/ff1.js';
+import { nativeFf1, nativeFf1Status, type NativeFf1 } from '../../../src/engine/crypto/nativeFf1.js';
+import { loadedNativeFf1, nativeSwitchedOff } from './nativeAddon.js';
+
+interface Ff1Sample {
+  sample: number;
+  key: string;
+  radix: number;
+  alphabet: string;
+  tweak: string;
+  plaintext: string;
+  ciphertext: string;
+}
+
+const fixture = JSON.parse(
+  readFileSync(new URL('../../fixtures/fpe-vectors.json', import.meta.url), 'utf8'),
+) as { ff1: Ff1Sample[] };
+
+const TWO_POW_53 = 2n ** 53n;
+
+/** The shortest FF1 length (radix^n >= 10^6) and the longest the addon takes (radix^(n - n/2) < 2^53). */
+function nativeLengths(radix: number): { min: number; max: number } {
+  let min = 2;
+  while (BigInt(radix) ** BigInt(min) < 1_000_000n) min++;
+  let max = min;
+  while (BigInt(radix) ** BigInt(max + 1 - ((max + 1) >> 1)) < TWO_POW_53) max++;
+  return { min, max };
+}
+
+/** The addon with a count of its crypt calls, to prove a path really ran natively. */
+function countingAddon(addon: NativeFf1): { addon: NativeFf1; calls: () => number } {
+  let calls = 0;
+  return {
+    addon: {
+      createContext: (key) => addon.createContext(key),
+      crypt: (...args) => {
+        calls++;
+        addon.crypt(...args);
+      },
+    },
+    calls: () => calls,
+  };
+}
+
+const radixArbitrary = fc.oneof(
+  fc.integer({ min: 2, max: 65_536 }),
+  fc.constantFrom(2, 3, 10, 16, 26, 36, 62, 255, 256, 1000, 65_535, 65_536),
+);
+const keyArbitrary = fc.constantFrom(16, 24, 32).chain((length) => fc.uint8Array({ minLength: length, maxLength: length }));
+
+describe('native FF1 addon', () => {
+  it(nativeSwitchedOff ? 'is off under PGVEIL_NATIVE=0' : 'is loaded (CI builds it; PGVEIL_NATIVE=0 only where no compiler exists)', () => {
+    if (nativeSwitchedOff) {
+      expect(nativeFf1Status).toBe('disabled');
+      expect(nativeFf1).toBeUndefined();
+    } else {
+      expect(() => loadedNativeFf1()).not.toThrow();
+      expect(nativeFf1Status).toBe('loaded');
+    }
+  });
+});
+
+describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
+  it('gives the NIST SP 800-38G samples when called directly', () => {
+    const addon = loadedNativeFf1();
+    for (const s of fixture.ff1) {
+      const context = addon.createContext(Buffer.from(s.key, 'hex'));
+      const tweak = Buffer.from(s.tweak, 'hex');
+      const plain = Uint16Array.from(s.plaintext, (ch) => s.alphabet.indexOf(ch));
+      const cipher = new Uint16Array(plain.length);
+      addon.crypt(context, s.radix, plain.length, plain, cipher, tweak, undefined, false);
+      expect(Array.from(cipher, (x) => s.alphabet[x]).join('')).toBe(s.ciphertext);
+      const back = new Uint16Array(plain.length);
+      addon.crypt(context, s.radix, plain.length, cipher, back, tweak, undefined, true);
+      expect(Array.from(back)).toEqual(Array.from(plain));
+    }
+  });
+
+  it('matches TypeScript for random keys, radixes, lengths, tweaks and batches, both ways', () => {
+    const addon = loadedNativeFf1();
+    fc.assert(fc.property(
+      keyArbitrary,
+      radixArbitrary.chain((radix) => {
+        const { min, max } = nativeLengths(radix);
+        return fc.tuple(fc.constant(radix), fc.integer({ min, max }));
+      }),
+      fc.integer({ min: 1, max: 40 }),
+      fc.uint8Array({ maxLength: 40 }),
+      fc.boolean(),
+      fc.integer(),
+      (key, [radix, n], count, tweakBytes, perValue, seed) => {
+        const values = Array.from({ length: count }, (_, j) =>
+          Uint16Array.from({ length: n }, (_, p) => Math.abs(Math.imul(seed ^ (j * 131 + p), 2_654_435_761)) % radix));
+        const tweak = perValue ? values.map((_, j) => tweakBytes.subarray(j % (tweakBytes.length + 1))) : tweakBytes;
+        const counted = countingAddon(addon);
+        const native = new FF1(key, radix, counted.addon);
+        const typescript = new FF1(key, radix, undefined);
+        const encrypted = native.encrypt(values, tweak);
+        expect(counted.calls()).toBeGreaterThan(0);
+        expect(encrypted.map((x) => Array.from(x))).toEqual(typescript.encrypt(values, tweak).map((x) => Array.from(x)));
+        const decrypted = native.decrypt(encrypted, tweak);
+        expect(decrypted.map((x) => Array.from(x))).toEqual(typescript.decrypt(encrypted, tweak).map((x) => Array.from(x)));
+        expect(decrypted.map((x) => Array.from(x))).toEqual(values.map((x) => Array.from(x)));
+        // Each value alone: the proxy's one-value call.
+        const alone = native.encrypt([values[0] as Uint16Array], perValue ? [(tweak as Uint8Array[])[0] as Uint8Array] : tweak);
+        expect(Array.from(alone[0] as Uint16Array)).toEqual(Array.from(encrypted[0] as Uint16Array));
+      },
+    ), { numRuns: 150 });
+  });
+
+  it('takes lengths up to radix^(n - n/2) < 2^53 and leaves longer ones to TypeScript', () => {
+    const addon = loadedNativeFf1();
+    const key = new Uint8Array(32).map((_, i) => i * 5 + 3);
+    for (const radix of [2, 10, 36, 1000, 65_536]) {
+      const { max } = nativeLengths(radix);
+      for (const n of [max, max + 1, max + 2]) {
+        const counted = countingAddon(addon);
+        const native = new FF1(key, radix, counted.addon);
+        const typescript = new FF1(key, radix, undefined);
+        const values = [Uint16Array.from({ length: n }, (_, p) => (p * 7919 + 1) % radix)];
+        const tweak = new Uint8Array([1, 2, 3]);
+        expect(Array.from(native.encrypt(values, tweak)[0] as Uint16Array)).toEqual(Array.from(typescript.encrypt(values, tweak)[0] as Uint16Array));
+        expect(counted.calls()).toBe(n === max ? 1 : 0);
+      }
+    }
+  });
+
+  it('never serves a remembered chain for another tweak: same length, changed in place, longer than remembered', () => {
+    const addon = loadedNativeFf1();
+    const key = new Uint8Array(32).fill(9);
+    const native = new FF1(key, 10, addon);
+    const typescript = new FF1(key, 10, undefined);
+    const values = [Uint16Array.from([4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1])];
+    const tweak = new Uint8Array(20).fill(1);
+    const long = new Uint8Array(100).map((_, i) => i);
+    const sequence: Uint8Array[] = [tweak, new Uint8Array(20).fill(2), tweak, long, long.subarray(0, 99), new Uint8Array(0)];
+    for (const t of sequence) {
+      expect(Array.from(native.encrypt(values, t)[0] as Uint16Array)).toEqual(Array.from(typescript.encrypt(values, t)[0] as Uint16Array));
+    }
+    const before = Array.from(native.encrypt(values, tweak)[0] as Uint16Array);
+    tweak[19] = 7;
+    const after = Array.from(native.encrypt(values, tweak)[0] as Uint16Array);
+    expect(after).not.toEqual(before);
+    expect(after).toEqual(Array.from(typescript.encrypt(values, tweak)[0] as Uint16Array));
+  });
+
+  it('matches TypeScript over batches longer than its lanes, with a tweak per value', () => {
+    const addon = loadedNativeFf1();
+    const key = new Uint8Array(16).fill(3);
+    const native = new FF1(key, 36, addon);
+    const typescript = new FF1(key, 36, undefined);
+    const values = Array.from({ length: 101 }, (_, j) => Uint16Array.from({ length: 12 }, (_, p) => (j * 31 + p * 7) % 36));
+    const tweaks = values.map((_, j) => new Uint8Array(j % 23).fill(j));
+    expect(native.encrypt(values, tweaks).map((x) => Array.from(x))).toEqual(typescript.encrypt(values, tweaks).map((x) => Array.from(x)));
+  });
+});
+
+describe.skipIf(nativeSwitchedOff)('native FF1 refuses bad arguments with an error, never a crash', () => {
+  const keyHex = 'c0ffee00112233445566778899aabbccddeeff00112233445566778899aabbcc';
+
+  it('refuses keys that are not AES keys', () => {
+    const addon = loadedNativeFf1();
+    for (const key of [new Uint8Array(0), new Uint8Array(20), new Uint8Array(33)]) {
+      expect(() => addon.createContext(key)).toThrow(RangeError);
+    }
+    for (const key of [new Uint16Array(16), 'key', undefined, [1, 2, 3]]) {
+      expect(() => addon.createContext(key as unknown as Uint8Array)).toThrow(TypeError);
+    }
+  });
+
+  it('refuses every malformed crypt argument', () => {
+    const addon = loadedNativeFf1();
+    const context = addon.createContext(Buffer.from(keyHex, 'hex'));
+    const input = new Uint16Array(10);
+    const output = new Uint16Array(10);
+    const tweak = new Uint8Array(4);
+    type Args = Parameters<NativeFf1['crypt']>;
+    const good: Args = [context, 10, 10, input, output, tweak, undefined, false];
+    const bad: [number, unknown, ErrorConstructor][] = [
+      [0, {}, TypeError], [0, null, TypeError], [0, Buffer.from(keyHex, 'hex'), TypeError],
+      [1, 1, RangeError], [1, 65_537, RangeError], [1, 10.5, RangeError], [1, Number.NaN, RangeError], [1, '10', RangeError],
+      [2, 1, RangeError], [2, 129, RangeError], [2, 3, RangeError], [2, 5.5, RangeError],
+      [3, new Uint8Array(10), TypeError], [3, [0, 1], TypeError], [3, new Uint16Array(11), RangeError],
+      [3, Uint16Array.from({ length: 10 }, () => 10), RangeError],
+      [4, new Uint16Array(9), RangeError], [4, new Float64Array(10), TypeError], [4, null, TypeError],
+      [5, undefined, TypeError], [5, new Uint16Array(2), TypeError],
+      [6, new Uint32Array(2), RangeError], [6, new Uint32Array([5]), RangeError], [6, new Int32Array(1), TypeError], [6, null, TypeError],
+      [7, 1, TypeError], [7, undefined, TypeError],
+    ];
+    for (const [at, value, kind] of bad) {
+      const args = [...good] as unknown[];
+      args[at] = value;
+      let caught: unknown;
+      try {
+        (addon.crypt as (...a: unknown[]) => void)(...args);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught, `argument ${at}`).toBeInstanceOf(kind);
+      expect(String((caught as Error).message).toLowerCase()).not.toContain(keyHex.slice(0, 8));
+    }
+    // radix^v at or beyond 2^53, and domains below 10^6.
+    expect(() => addon.crypt(context, 10, 32, new Uint16Array(32), new Uint16Array(32), tweak, undefined, false)).toThrow(RangeError);
+    expect(() => addon.crypt(context, 2, 106, new Uint16Array(106), new Uint16Array(106), tweak, undefined, false)).toThrow(RangeError);
+    expect(() => addon.crypt(context, 10, 5, new Uint16Array(5), new Uint16Array(5), tweak, undefined, false)).toThrow(RangeError);
+    expect(() => (addon.crypt as (...a: unknown[]) => void)(...good.slice(0, 7))).toThrow(TypeError);
+    // Tweak ends must rise and stay within the bytes.
+    const two = new Uint16Array(20);
+    expect(() => addon.crypt(context, 10, 10, two, new Uint16Array(20), tweak, new Uint32Array([3, 2]), false)).toThrow(RangeError);
+    expect(() => addon.crypt(context, 10, 10, two, new Uint16Array(20), tweak, new Uint32Array([2, 5]), false)).toThrow(RangeError);
+    // The good call still works after all of that.
+    addon.crypt(...good);
+    expect(output.some((x) => x !== 0)).toBe(true);
+  });
+});
