@@ -40,8 +40,8 @@ export class FF1 {
   private readonly oneBlock = new Uint8Array(AES_BLOCK_BYTES);
   private readonly oneBase = new Uint8Array(AES_BLOCK_BYTES);
 
-  /** `addon`: the native rounds to use where they apply (tests pass undefined for TypeScript only). */
-  constructor(key: Uint8Array, radix: number, addon: NativeFf1 | undefined = nativeFf1) {
+  /** `addon`: the native rounds to use where they apply; null for TypeScript only (tests, comparisons). */
+  constructor(key: Uint8Array, radix: number, addon: NativeFf1 | null = nativeFf1 ?? null) {
     if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
       throw new RangeError(`FF1 radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
     }

@@ -97,7 +97,7 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
         const tweak = perValue ? values.map((_, j) => tweakBytes.subarray(j % (tweakBytes.length + 1))) : tweakBytes;
         const counted = countingAddon(addon);
         const native = new FF1(key, radix, counted.addon);
-        const typescript = new FF1(key, radix, undefined);
+        const typescript = new FF1(key, radix, null);
         const encrypted = native.encrypt(values, tweak);
         expect(counted.calls()).toBeGreaterThan(0);
         expect(encrypted.map((x) => Array.from(x))).toEqual(typescript.encrypt(values, tweak).map((x) => Array.from(x)));
@@ -119,7 +119,7 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
       for (const n of [max, max + 1, max + 2]) {
         const counted = countingAddon(addon);
         const native = new FF1(key, radix, counted.addon);
-        const typescript = new FF1(key, radix, undefined);
+        const typescript = new FF1(key, radix, null);
         const values = [Uint16Array.from({ length: n }, (_, p) => (p * 7919 + 1) % radix)];
         const tweak = new Uint8Array([1, 2, 3]);
         expect(Array.from(native.encrypt(values, tweak)[0] as Uint16Array)).toEqual(Array.from(typescript.encrypt(values, tweak)[0] as Uint16Array));
@@ -132,7 +132,7 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
     const addon = loadedNativeFf1();
     const key = new Uint8Array(32).fill(9);
     const native = new FF1(key, 10, addon);
-    const typescript = new FF1(key, 10, undefined);
+    const typescript = new FF1(key, 10, null);
     const values = [Uint16Array.from([4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1])];
     const tweak = new Uint8Array(20).fill(1);
     const long = new Uint8Array(100).map((_, i) => i);
@@ -151,7 +151,7 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
     const addon = loadedNativeFf1();
     const key = new Uint8Array(16).fill(3);
     const native = new FF1(key, 36, addon);
-    const typescript = new FF1(key, 36, undefined);
+    const typescript = new FF1(key, 36, null);
     const values = Array.from({ length: 101 }, (_, j) => Uint16Array.from({ length: 12 }, (_, p) => (j * 31 + p * 7) % 36));
     const tweaks = values.map((_, j) => new Uint8Array(j % 23).fill(j));
     expect(native.encrypt(values, tweaks).map((x) => Array.from(x))).toEqual(typescript.encrypt(values, tweaks).map((x) => Array.from(x)));

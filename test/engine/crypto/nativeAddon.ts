@@ -12,6 +12,6 @@ export function loadedNativeFf1(): NativeFf1 {
 }
 
 /** The FF1 implementations to test: TypeScript, and the native addon unless switched off. */
-export const FF1_IMPLEMENTATIONS: readonly (readonly [string, () => NativeFf1 | undefined])[] = nativeSwitchedOff
-  ? [['TypeScript', () => undefined]]
-  : [['TypeScript', () => undefined], ['native', loadedNativeFf1]];
+export const FF1_IMPLEMENTATIONS: readonly (readonly [string, () => NativeFf1 | null])[] = nativeSwitchedOff
+  ? [['TypeScript', () => null]]
+  : [['TypeScript', () => null], ['native', loadedNativeFf1]];
