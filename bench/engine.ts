@@ -6,6 +6,7 @@
  */
 import { FF1 as nobleFF1 } from '@noble/ciphers/ff1.js';
 import fc from 'fast-check';
+import { nativeFf1Status } from '../src/engine/crypto/nativeFf1.js';
 import { createEngine, KINDS, type Engine, type Kind, type Method } from '../src/index.js';
 import { ARBITRARY } from '../test/support/samples.js';
 
@@ -47,7 +48,7 @@ async function benchKind(engine: Engine, kind: Kind, method: Method): Promise<st
 
 async function main(): Promise<void> {
   const engine = createEngine({ masterKey: Buffer.alloc(32, 1) });
-  console.log(`pgveil engine benchmark (values/s, ${BUDGET_MS} ms per cell, node ${process.version})`);
+  console.log(`pgveil engine benchmark (values/s, ${BUDGET_MS} ms per cell, node ${process.version}, native FF1 ${nativeFf1Status})`);
   console.log(`${'kind'.padEnd(8)} ${'method'.padEnd(9)} ${'protect×1'.padStart(11)} ${'unprot×1'.padStart(11)} ${'protect×1k'.padStart(11)} ${'unprot×1k'.padStart(11)} ${'prot ×1/1k'.padStart(9)}`);
   const only = process.env.BENCH_KINDS?.split(',');
   for (const kind of KINDS) {

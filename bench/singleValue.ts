@@ -2,9 +2,11 @@
  * One value per call, the proxy's shape, beside the same values 1 000 per call, in one process:
  * values per CPU-second (process.cpuUsage, steadier than wall time on a shared machine) and the
  * ratio. Rounds alternate the two so that noise hits both alike; the median round is printed.
- * Run: npx tsx bench/singleValue.ts   Environment: KIND (ccn), METHOD (fpe), ROUNDS (5), VALUES (20000).
+ * Run: npx tsx bench/singleValue.ts   Environment: KIND (ccn), METHOD (fpe), ROUNDS (5), VALUES (20000);
+ * PGVEIL_NATIVE=0 for FF1 in TypeScript only.
  */
 import fc from 'fast-check';
+import { nativeFf1Status } from '../src/engine/crypto/nativeFf1.js';
 import { createEngine, KINDS, type Kind, type Method } from '../src/index.js';
 import { ARBITRARY } from '../test/support/samples.js';
 
@@ -45,4 +47,4 @@ for (let r = 0; r < ROUNDS; r++) {
   many.push(await batches());
 }
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US').padStart(10);
-console.log(`${kind} ${method}: ×1 ${fmt(median(one))} values/CPU-s, ×1000 ${fmt(median(many))} values/CPU-s, ratio ${(median(one) / median(many)).toFixed(3)}`);
+console.log(`${kind} ${method} (native FF1 ${nativeFf1Status}): ×1 ${fmt(median(one))} values/CPU-s, ×1000 ${fmt(median(many))} values/CPU-s, ratio ${(median(one) / median(many)).toFixed(3)}`);
