@@ -4,7 +4,8 @@
  * column policies, beside the same INSERT into an unprotected table of the same shape through the
  * same proxy, and directly into PostgreSQL. Target: protected ≥ 0.8 × unprotected.
  * Interleaved rounds, medians; the CPU the proxy spent per INSERT is printed too (steadier than tps
- * on a shared machine).
+ * on a shared machine), and its socket system calls per INSERT (writes / reads, from /proc: one
+ * write upstream and one to the client is the least an INSERT can cost).
  *
  * Run: npx tsx bench/proxyEnforcement/insertBenchmark.ts
  * Environment: PGVEIL_BENCH_SECONDS (default 10), PGVEIL_BENCH_ROUNDS (3), PGVEIL_BENCH_CLIENTS ("8,1":
@@ -19,7 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { startTestPostgres } from '../../test/support/postgres.js';
-import { cpuSeconds, median, startProcess } from '../proxy/benchProcesses.js';
+import { cpuSeconds, ioSyscalls, median, startProcess } from '../proxy/benchProcesses.js';
 
 const SECONDS = Number(process.env.PGVEIL_BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 3);
@@ -96,12 +97,14 @@ async function main(): Promise<void> {
     const series = CLIENT_COUNTS.flatMap((clients) => ['prepared', 'extended'].map((mode) => ({ mode, clients, name: `${mode} -c ${clients}` })));
     const tps = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
+    const writes = new Map<string, number[]>();
     const add = (map: Map<string, number[]>, key: string, value: number): void => void map.set(key, [...(map.get(key) ?? []), value]);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const { mode, clients, name } of series) {
         for (let i = 0; i < cases.length; i++) {
           const target = cases[(i + round) % cases.length] as Case; // rotate, so no case always runs first
           const cpuBefore = target.proxyPid ? cpuSeconds(target.proxyPid) : 0;
+          const ioBefore = target.proxyPid ? ioSyscalls(target.proxyPid) : { reads: 0, writes: 0 };
           const result = await pgbench(target, mode, clients);
           const key = `${target.label}/${name}`;
           add(tps, key, result.tps);
@@ -109,7 +112,10 @@ async function main(): Promise<void> {
           if (target.proxyPid) {
             const micros = ((cpuSeconds(target.proxyPid) - cpuBefore) * 1e6) / result.transactions;
             add(cpu, key, micros);
-            note = `   proxy CPU ${micros.toFixed(0)} µs/insert`;
+            const io = ioSyscalls(target.proxyPid);
+            const perInsert = (count: number): string => (count / result.transactions).toFixed(2);
+            add(writes, key, (io.writes - ioBefore.writes) / result.transactions);
+            note = `   proxy CPU ${micros.toFixed(0)} µs/insert, syscalls ${perInsert(io.writes - ioBefore.writes)} writes ${perInsert(io.reads - ioBefore.reads)} reads/insert`;
           }
           process.stdout.write(`round ${round} ${name.padEnd(16)} ${target.label.padEnd(24)} ${result.tps.toFixed(0).padStart(7)} tps${note}\n`);
         }
@@ -118,12 +124,14 @@ async function main(): Promise<void> {
 
     const stored = await setup.query<{ ssn: string }>('SELECT ssn FROM people_protected LIMIT 1');
     process.stdout.write(`\npgbench -f (INSERT, 3 protected bind parameters) -T ${SECONDS}, median of ${ROUNDS} interleaved rounds\n`);
-    process.stdout.write('series           direct     pgveil plain  pgveil protected  protected/plain  protected/direct  proxy CPU plain → protected\n');
+    process.stdout.write('series           direct     pgveil plain  pgveil protected  protected/plain  protected/direct  proxy CPU plain → protected  writes/insert plain → protected\n');
     for (const { name } of series) {
       const [d, p, v] = cases.map((c) => median(tps.get(`${c.label}/${name}`) ?? []));
       const [cp, cv] = cases.slice(1).map((c) => median(cpu.get(`${c.label}/${name}`) ?? []));
+      const [wp, wv] = cases.slice(1).map((c) => median(writes.get(`${c.label}/${name}`) ?? []));
       process.stdout.write(`${name.padEnd(15)} ${(d as number).toFixed(0).padStart(7)}    ${(p as number).toFixed(0).padStart(9)}     ${(v as number).toFixed(0).padStart(12)}  ` +
-        `${((v as number) / (p as number)).toFixed(2).padStart(13)} x  ${((v as number) / (d as number)).toFixed(2).padStart(14)} x   ${(cp as number).toFixed(0)} → ${(cv as number).toFixed(0)} µs\n`);
+        `${((v as number) / (p as number)).toFixed(2).padStart(13)} x  ${((v as number) / (d as number)).toFixed(2).padStart(14)} x   ${(cp as number).toFixed(0)} → ${(cv as number).toFixed(0)} µs` +
+        `${''.padStart(14)}${(wp as number).toFixed(2)} → ${(wv as number).toFixed(2)}\n`);
     }
     process.stdout.write(`(the protected table holds protected values only: a stored ssn is ${stored.rows[0]?.ssn.length ?? 0} digits of fpe output)\n`);
     await setup.end();
