@@ -12,6 +12,7 @@ import { copyData } from '../../protocol/messageReaders.js';
 import { copyDataMessage } from '../../protocol/messages.js';
 import { fromIsoDate, toIsoDate, type DateStyle } from '../valueCodecs/dateStyle.js';
 import { TYPE_OIDS } from '../valueCodecs/valueCodecs.js';
+import { unsupportedRefusal } from '../policyRefusal.js';
 
 export class CopyOutRewriter {
   private headerPending: boolean;
@@ -41,7 +42,13 @@ export class CopyOutRewriter {
         replacements.push(new Map());
         return;
       }
-      rows.push({ frame, content, fields: splitFields(content, options) });
+      const fields = splitFields(content, options);
+      // Fields are planned by position: a row of another width (a table's generated columns are
+      // left out of COPY without a column list) would reveal or mask the wrong columns.
+      if (fields.length !== this.stream.columnCount) {
+        throw unsupportedRefusal(`pgveil refused the COPY: a row has ${fields.length} fields where pgveil expected ${this.stream.columnCount} columns (a table with generated columns); list the columns: COPY table (columns) TO STDOUT`);
+      }
+      rows.push({ frame, content, fields });
       replacements.push(new Map());
     });
     for (const column of this.stream.columns) {
@@ -49,7 +56,7 @@ export class CopyOutRewriter {
       const stored: string[] = [];
       rows.forEach((row, rowIndex) => {
         const field = row.fields[column.index];
-        if (field === undefined || row.fields.length !== this.stream.columnCount) return;
+        if (field === undefined) return;
         const raw = row.content.subarray(field.start, field.end);
         const value = options.format === 'csv' ? readCsvField(raw, field, options, false, false) : readTextField(raw, options);
         if (value === null) return;
