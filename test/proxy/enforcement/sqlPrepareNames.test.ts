@@ -1,0 +1,65 @@
+/**
+ * SQL PREPARE names as an attacker spells them: a quoted name is its own statement ("P" is not p),
+ * and a PREPARE the server refuses (the name is taken) leaves the first statement's plan in force.
+ * Each EXECUTE stores its ssn argument only as a token, read directly.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+
+let harness: PolicyHarness;
+let app: pg.Client;
+let direct: pg.Client;
+
+beforeAll(async () => {
+  harness = await startPolicyHarness();
+  app = await harness.connect(APP);
+  direct = await harness.direct();
+});
+
+afterAll(async () => {
+  await app?.end().catch(() => undefined);
+  await direct?.end().catch(() => undefined);
+  await harness?.stop();
+});
+
+/** Every ssn and note stored for rows whose note starts with `prefix`, read directly. */
+async function stored(prefix: string): Promise<string[]> {
+  const rows = (await direct.query("SELECT ssn, note FROM customers WHERE note LIKE $1 || '%' ORDER BY id", [prefix])).rows;
+  return rows.flatMap((row) => [row.ssn as string | null, row.note as string]).filter((value): value is string => value !== null);
+}
+
+describe('SQL PREPARE names and refused PREPAREs', () => {
+  it('keeps "P" and p apart: the plan of the one executed protects its argument', async () => {
+    await app.query('PREPARE "P"(text) AS INSERT INTO customers (ssn, note) VALUES ($1, \'pn-upper\')');
+    await app.query("PREPARE p(text) AS INSERT INTO customers (note) VALUES ('pn-lower ' || $1)");
+    await app.query('EXECUTE "P"(\'123-45-6789\')');
+    await app.query("EXECUTE \"P\"('123-45-6780')");
+    await app.query("EXECUTE p('x')");
+    const values = await stored('pn-');
+    expect(values).not.toContain('123-45-6789');
+    expect(values).not.toContain('123-45-6780');
+    expect(values).toContain('pn-lower x');
+    expect((await app.query("SELECT ssn FROM customers WHERE note = 'pn-upper' ORDER BY id")).rows.map((row) => row.ssn)).toEqual(['123-45-6789', '123-45-6780']);
+    await app.query('DEALLOCATE "P"; DEALLOCATE p');
+  });
+
+  it('keeps the first plan when a second PREPARE of the name fails in the same text', async () => {
+    await app.query("PREPARE taken(text) AS INSERT INTO customers (ssn, note) VALUES ($1, 'pn-taken')");
+    await expect(app.query("PREPARE taken(text) AS INSERT INTO customers (note) VALUES ($1); EXECUTE taken('234-56-7890')")).rejects.toMatchObject({ code: '42P05' });
+    await app.query("EXECUTE taken('234-56-7891')");
+    const values = await stored('pn-taken');
+    expect(values).toHaveLength(2);
+    expect(values).not.toContain('234-56-7891');
+    await app.query('DEALLOCATE taken');
+  });
+
+  it('keeps a statement prepared inside a rolled-back transaction, and its plan', async () => {
+    await app.query("BEGIN; PREPARE in_tx(text) AS INSERT INTO customers (ssn, note) VALUES ($1, 'pn-tx'); ROLLBACK");
+    const executed = await app.query("EXECUTE in_tx('345-67-8901')").then(() => 'ran', (error: { code?: string }) => error.code);
+    const values = await stored('pn-tx');
+    expect(values).not.toContain('345-67-8901');
+    if (executed === 'ran') expect(values).toHaveLength(2);
+    await app.query('DEALLOCATE ALL');
+  });
+});
