@@ -104,6 +104,24 @@ describe('abuse: one token feeding columns with different policies', () => {
     expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE ssn = '777-88-9999' OR phone = '777-88-9999'")).rows[0].n).toBe(0);
   });
 
+  it('a Bind that itself carries the appended parameter still has it protected for its column', async () => {
+    // The server's statement has the appended $3: a client that guesses it and sends three values
+    // must not get a plaintext into ssn through it.
+    const session = await openRawSession(harness.via(APP));
+    session.send([
+      serialize.parse({ name: 'split_guessed', text: 'INSERT INTO customers (phone, ssn, note) VALUES ($1, $1, $2)' }),
+      serialize.bind({ statement: 'split_guessed', values: ['+1 555 0100', 'split-guessed', '888-99-0000'] }),
+      serialize.execute(), serialize.sync(),
+    ]);
+    const messages = await session.readUntilReady(1);
+    session.close();
+    const stored = (await direct.query("SELECT ssn, phone FROM customers WHERE note = 'split-guessed'")).rows;
+    expect(stored.map((row) => row.ssn)).not.toContain('888-99-0000');
+    expect(stored.map((row) => row.ssn)).not.toContain('+1 555 0100');
+    if (messages.some((m) => m.type === 'E')) expect(stored).toEqual([]);
+    else expect(stored).toHaveLength(1);
+  });
+
   it('refuses one $n compared with a protected and a plain column at one place, and the session goes on', async () => {
     const error = await failure(() => app.query('SELECT id FROM customers WHERE $1 IN (ssn, phone)', ['555-66-7777']));
     expect(error.code).toBe('0A000');
