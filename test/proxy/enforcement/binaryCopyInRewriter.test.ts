@@ -62,4 +62,56 @@ describe('BinaryCopyInRewriter', () => {
     expect((error as PolicyRefusal).message).toMatch(/people\.profile.*text or CSV/);
     expect((error as PolicyRefusal).message).not.toMatch(/"a"/);
   });
+
+  it('rewrites a stream split at every byte alike, and never forwards a protected field as sent', async () => {
+    const extension = Buffer.from([0, 0, 0, 3, 0xaa, 0xbb, 0xcc]);
+    const rows = [[Buffer.from('123-45-6789'), Buffer.from('n1')], [Buffer.from('234-56-7890'), null], [null, Buffer.alloc(0)]];
+    const body = stream(rows);
+    // The same stream with a 3-byte header extension (its length replaces the zero one).
+    const input = Buffer.concat([body.subarray(0, 15), extension, body.subarray(19)]);
+    const whole = async (chunks: readonly Buffer[]): Promise<Buffer> => {
+      const rewriter = new BinaryCopyInRewriter(target(['ssn', 'note']), columnPolicies, engine, 4096);
+      const out: Buffer[] = [];
+      for (const chunk of chunks) out.push(await rewriter.data(chunk));
+      out.push(await rewriter.end());
+      return Buffer.concat(out);
+    };
+    const reference = await whole([input]);
+    expect(reference.includes(Buffer.from('123-45-6789'))).toBe(false);
+    expect(reference.includes(Buffer.from('234-56-7890'))).toBe(false);
+    expect(reference.subarray(0, 22)).toEqual(input.subarray(0, 22));
+    for (let at = 1; at < input.length; at++) {
+      expect(await whole([input.subarray(0, at), input.subarray(at)]), `split at ${at}`).toEqual(reference);
+    }
+    expect(await whole([...input].map((byte) => Buffer.from([byte])))).toEqual(reference);
+  });
+
+  it('fails a crafted stream: data after the trailer, a trailer inside a row, a negative length, a field count that differs', async () => {
+    const good = stream([[Buffer.from('123-45-6789'), Buffer.from('n')]]);
+    const header = good.subarray(0, 19);
+    const crafted: readonly [string, Buffer][] = [
+      ['after its end marker', Buffer.concat([good, Buffer.from([0, 2])])],
+      ['negative length', Buffer.concat([header, Buffer.from([0, 2, 0xff, 0xff, 0xff, 0xfe])])],
+      ['fields where 2 columns', Buffer.concat([header, Buffer.from([0, 3])])],
+      ['fields where 2 columns', Buffer.concat([header, Buffer.from([0x80, 0x00])])],
+      ['signature', Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\x01', 'latin1'), good.subarray(11)])],
+      ['negative length', Buffer.concat([good.subarray(0, 15), Buffer.from([0x80, 0, 0, 0])])],
+    ];
+    for (const [reason, input] of crafted) {
+      const rewriter = new BinaryCopyInRewriter(target(['ssn', 'note']), columnPolicies, engine, 4096);
+      const error = await rewriter.data(input).then(() => rewriter.end()).then(() => undefined, (caught: unknown) => caught);
+      expect(error, reason).toBeInstanceOf(PolicyRefusal);
+      expect((error as PolicyRefusal).message, reason).toContain(reason);
+      expect((error as PolicyRefusal).message).not.toContain('123-45-6789');
+    }
+    // A trailer (int16 -1) inside a row is read as half of a field length: the stream then ends inside the row.
+    const cut = new BinaryCopyInRewriter(target(['ssn', 'note']), columnPolicies, engine, 4096);
+    await cut.data(Buffer.concat([header, Buffer.from([0, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])]));
+    await expect(cut.end()).rejects.toThrow(/ends inside row 1/);
+    // A field longer than the limit fails before its bytes arrive.
+    const long = new BinaryCopyInRewriter(target(['ssn', 'note']), columnPolicies, engine, 16);
+    const tooLong = await long.data(Buffer.concat([header, Buffer.from([0, 2, 0x7f, 0xff, 0xff, 0xff])])).catch((caught: unknown) => caught);
+    expect((tooLong as PolicyRefusal).sqlState).toBe('54000');
+  });
 });
+
