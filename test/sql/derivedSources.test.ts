@@ -72,6 +72,11 @@ const mapped: readonly Case[] = [
   },
   // one supplied column into two protected columns: both mapped (the caller compares policies)
   { sql: 'INSERT INTO customers (ssn, email) SELECT a, a FROM (VALUES ($1)) v(a)', params: [[1, SSN], [1, EMAIL]] },
+  // column lists shorter or longer than the values, aliases that swap positions
+  { sql: 'WITH v(a) AS (VALUES ($1, $2)) INSERT INTO customers (ssn, note) SELECT * FROM v', params: [[1, SSN]] },
+  { sql: 'WITH v(a, b, c) AS (VALUES ($1, $2)) INSERT INTO customers (note, ssn) SELECT * FROM v', params: [[2, SSN]] },
+  { sql: 'INSERT INTO customers (note, ssn) SELECT b, a FROM (VALUES ($1, $2)) v(b, a)', params: [[2, SSN]] },
+  { sql: 'UPDATE customers SET (note, ssn) = (SELECT * FROM (VALUES ($1, $2)) v(b, a))', params: [[2, SSN]] },
   // quoted identifiers
   { sql: 'INSERT INTO "Mixed" ("Secret") SELECT * FROM (VALUES ($1)) v', params: [[1, MIXED_SECRET]] },
 ];
@@ -121,6 +126,15 @@ const refused: readonly (readonly [sql: string, reason: string])[] = [
   ['WITH v(a) AS (VALUES ($1)), w AS (INSERT INTO customers (ssn) SELECT a FROM v) SELECT a FROM v', 'result column'],
   ['WITH v(a) AS (VALUES ($1)), w AS (INSERT INTO customers (ssn) SELECT a FROM v) SELECT a INTO copied FROM v', 'result column'],
   ["COPY (UPDATE customers SET ssn = v.a FROM (VALUES ('x')) v(a) RETURNING v.a) TO STDOUT", 'result column'],
+  // a CTE shadowed by an inner one, a CTE named like a table read by its qualified name, recursion, ordinality
+  ['WITH v(a) AS (VALUES ($1)) INSERT INTO customers (ssn) SELECT a FROM (WITH v(a) AS (SELECT note FROM customers) SELECT a FROM v) s', 'INSERT … SELECT'],
+  ['WITH plain(ssn) AS (VALUES ($1)) INSERT INTO customers (ssn) SELECT ssn FROM public.plain', 'INSERT … SELECT'],
+  ["WITH RECURSIVE v(a, n) AS (VALUES ($1::text, 1) UNION ALL SELECT a || 'x', n + 1 FROM v WHERE n < 2) INSERT INTO customers (ssn) SELECT a FROM v", 'INSERT … SELECT'],
+  ['INSERT INTO customers (ssn) SELECT o FROM unnest($1::text[]) WITH ORDINALITY u(a, o)', 'INSERT … SELECT'],
+  ['INSERT INTO customers (ssn) SELECT * FROM unnest($1::text[]::varchar[])', 'INSERT … SELECT'],
+  ['INSERT INTO customers (ssn) SELECT * FROM public.unnest($1::text[])', 'INSERT … SELECT'],
+  ["MERGE INTO customers t USING (VALUES ($1, 1)) s(a, id) ON t.id = s.id WHEN MATCHED AND s.a LIKE 'x%' THEN DELETE WHEN MATCHED THEN UPDATE SET ssn = s.a", 'used in an expression'],
+  ['SELECT v.a, c.id FROM (VALUES ($1)) v(a) JOIN customers c ON c.ssn = v.a', 'result column'],
   // computed values are not followed
   ['WITH v AS (SELECT upper($1) AS a) INSERT INTO customers (ssn) SELECT a FROM v', 'INSERT … SELECT'],
   ['INSERT INTO customers (ssn) SELECT * FROM (VALUES ($1), (lower($2))) v', 'INSERT … SELECT'],
