@@ -62,4 +62,17 @@ describe('SQL PREPARE names and refused PREPAREs', () => {
     if (executed === 'ran') expect(values).toHaveLength(2);
     await app.query('DEALLOCATE ALL');
   });
+
+  it('keeps the plan of a statement whose DEALLOCATE failed in an aborted transaction', async () => {
+    await app.query("PREPARE kept(text) AS INSERT INTO customers (ssn, note) VALUES ($1, 'pn-kept')");
+    await app.query('BEGIN');
+    await expect(app.query('SELECT 1 / 0')).rejects.toMatchObject({ code: '22012' });
+    await expect(app.query('DEALLOCATE kept')).rejects.toMatchObject({ code: '25P02' });
+    await app.query('ROLLBACK');
+    await app.query("EXECUTE kept('456-78-9012')");
+    const values = await stored('pn-kept');
+    expect(values).toHaveLength(2);
+    expect(values).not.toContain('456-78-9012');
+    await app.query('DEALLOCATE kept');
+  });
 });
