@@ -13,6 +13,8 @@ export interface CatalogColumn {
   /** The base type when the column's type is a domain. */
   readonly typeOid: number;
   readonly typmod: number;
+  /** A generated column: COPY without a column list leaves it out of the stream. */
+  readonly generated?: boolean;
 }
 
 export interface CatalogRelation {
@@ -60,7 +62,8 @@ const RELATIONS_SQL = `
 SELECT c.oid::int8 AS oid, n.nspname AS schema_name, c.relname AS table_name, c.relkind::text AS relkind,
        a.attnum AS attnum, a.attname AS column_name,
        COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)::int8 AS type_oid,
-       CASE WHEN t.typbasetype <> 0 AND a.atttypmod < 0 THEN t.typtypmod ELSE a.atttypmod END AS typmod
+       CASE WHEN t.typbasetype <> 0 AND a.atttypmod < 0 THEN t.typtypmod ELSE a.atttypmod END AS typmod,
+       a.attgenerated::text AS generated
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
   JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -149,6 +152,7 @@ export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogS
     }
     const column: CatalogColumn = {
       attnum: num(row, 'attnum'), name: str(row, 'column_name'), typeOid: num(row, 'type_oid'), typmod: num(row, 'typmod'),
+      ...(str(row, 'generated') === '' ? {} : { generated: true }),
     };
     relation.columns.push(column);
     relation.byAttnum.set(column.attnum, column);

@@ -69,7 +69,9 @@ export function copyStreamOf(
   const table = relation === undefined ? undefined : schema.resolveTable(relation.schema, relation.table);
   if (table?.refusal !== undefined) throw unsupportedRefusal(table.refusal);
   if (table === undefined) return { direction: 'out', columnCount: 0, columns: [], options: undefined };
-  const names = copy.columns ?? table.columns;
+  // Without a column list PostgreSQL copies every column but the generated ones.
+  const generated = new Set(policies.relationOf(table)?.columns.filter((column) => column.generated === true).map((column) => column.name));
+  const names = copy.columns ?? table.columns.filter((name) => !generated.has(name));
   const columns: CopyOutColumn[] = [];
   names.forEach((name, index) => {
     const policy = policies.policyOfColumn({ schema: table.schema, table: table.table, column: name });
