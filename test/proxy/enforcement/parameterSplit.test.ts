@@ -74,6 +74,15 @@ describe('one parameter, several policies', () => {
     expect(stored.ssn).not.toBe('333-44-5555');
   });
 
+  it('splits $01 and $1 as one parameter, and leaves $1 inside a string or comment alone', async () => {
+    await app.query("INSERT INTO customers (phone, ssn, note) VALUES ($01, $1, 'split-01 $1') -- $1", ['321-54-9876']);
+    const stored = (await direct.query("SELECT ssn, phone, note FROM customers WHERE note LIKE 'split-01%'")).rows;
+    expect(stored).toHaveLength(1);
+    expect(stored[0].phone).toBe('321-54-9876');
+    expect(stored[0].ssn).not.toBe('321-54-9876');
+    expect(stored[0].note).toBe('split-01 $1');
+  });
+
   it('carries per-parameter formats over to the appended parameter', async () => {
     const session = await openRawSession(harness.via(APP));
     session.send([
