@@ -5,6 +5,7 @@
 export { loadSqlParser } from './sqlParser.js';
 export { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead } from './parseWorker.js';
 export { analyseSql } from './sqlAnalyser.js';
+export { codeOutsideStrings } from './codeOutsideStrings.js';
 export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';
 export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceLiterals.js';
 export { schemaFactsOf, type RelationName, type SchemaChange, type StatementSchemaFacts } from './schemaChanges.js';

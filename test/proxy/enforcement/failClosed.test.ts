@@ -117,6 +117,32 @@ describe('session settings', () => {
     expect(mixed.code).toBe('0A000');
     await client.end();
   });
+
+  it('reads setting words in code only: a value naming them is written; pg_settings, set_config and SET NAMES still count', async () => {
+    const client = await harness.connect(APP);
+    try {
+      await client.query("INSERT INTO customers (note, ssn) VALUES ('password reset: names discard set_config', '123-45-6789')");
+      const stored = await harness.direct();
+      try {
+        const { rows } = await stored.query("SELECT ssn FROM customers WHERE note = 'password reset: names discard set_config'");
+        expect(rows).toHaveLength(1);
+        expect(rows[0].ssn).not.toBe('123-45-6789');
+      } finally {
+        await stored.end();
+      }
+      for (const text of [
+        "UPDATE pg_settings SET setting = 'UTF8' WHERE name = 'client_encoding'; INSERT INTO customers (ssn) VALUES ('123-45-6789')",
+        "SELECT set_config('standard_conforming_strings', 'on', false); INSERT INTO customers (ssn) VALUES ('123-45-6789')",
+        "SET NAMES 'UTF8'; INSERT INTO customers (ssn) VALUES ('123-45-6789')",
+        "SELECT /* names */ 1; INSERT INTO customers (ssn) VALUES (E'\\' reset')",
+      ]) {
+        const error = await failure(() => client.query(text));
+        expect(error.code, text).toBe('0A000');
+      }
+    } finally {
+      await client.end();
+    }
+  });
 });
 
 describe('FunctionCall', () => {

@@ -4,12 +4,12 @@
  * ParameterStatus; while they are otherwise (or a statement that may change them has not yet been
  * answered), statements that would need pgveil's work are refused rather than misread.
  */
-import type { SqlAnalysis } from '../../sql/index.js';
+import { codeOutsideStrings, type SqlAnalysis } from '../../sql/index.js';
 import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../valueCodecs/dateStyle.js';
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 
 const SAFE_ENCODINGS = new Set(['UTF8', 'UNICODE', 'SQL_ASCII']);
-const SETTING_WORDS = /client_encoding|standard_conforming_strings|set_config|\bnames\b|\breset\b|\bdiscard\b/i;
+const SETTING_WORDS = /client_encoding|standard_conforming_strings|set_config|pg_settings|\bnames\b|\breset\b|\bdiscard\b/i;
 const SETTING_STATEMENTS = new Set(['VariableSetStmt', 'VariableShowStmt', 'TransactionStmt', 'DiscardStmt', 'Empty']);
 
 export class SessionSettings {
@@ -36,7 +36,7 @@ export class SessionSettings {
    */
   check(sql: string, analysis: SqlAnalysis, mentionsProtectedTable: () => boolean): PolicyRefusal | undefined {
     const settingsOnly = analysis.statements.every((statement) => SETTING_STATEMENTS.has(statement.type));
-    const mentions = SETTING_WORDS.test(sql);
+    const mentions = this.mentionsSettingWords(sql);
     if (settingsOnly) {
       if (mentions) this.inDoubt = true;
       return undefined;
@@ -54,6 +54,18 @@ export class SessionSettings {
       this.inDoubt = true;
     }
     return undefined;
+  }
+
+  /**
+   * Whether the code of `sql` names something that may change the settings. Under the settings
+   * pgveil relies on, string constants are read exactly and left out (a value `'password reset'`
+   * changes nothing); otherwise, or when the scanner rejects the text, the whole text counts.
+   */
+  private mentionsSettingWords(sql: string): boolean {
+    if (!SETTING_WORDS.test(sql)) return false;
+    if (!this.safe || this.inDoubt) return true;
+    const code = codeOutsideStrings(sql);
+    return code === undefined || SETTING_WORDS.test(code);
   }
 
   /** ReadyForQuery: every ParameterStatus of the statements before it has arrived. */
