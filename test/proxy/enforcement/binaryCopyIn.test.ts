@@ -4,24 +4,10 @@ import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP, startPolicyHarness, SUPPORT, type PolicyHarness } from './support/policyHarness.js';
+import { describe, expect, it } from 'vitest';
+import { SUPPORT, useAppHarness } from './support/policyHarness.js';
 
-let harness: PolicyHarness;
-let app: pg.Client;
-let direct: pg.Client;
-
-beforeAll(async () => {
-  harness = await startPolicyHarness();
-  app = await harness.connect(APP);
-  direct = await harness.direct();
-});
-
-afterAll(async () => {
-  await app?.end().catch(() => undefined);
-  await direct?.end().catch(() => undefined);
-  await harness?.stop();
-});
+const shared = useAppHarness();
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
@@ -79,8 +65,8 @@ describe('binary COPY FROM STDIN', () => {
       [text('Piotr Nowak'), null, null, null, null, text('bincopy')],
       [text('Quinn Ode'), text('987-65-4321'), date('1975-12-31'), uuid('1b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b'), text('+1 555 0101'), text('bincopy')],
     ];
-    await copyIn(app, COPY_SQL, chunks(binaryCopy(rows), 7));
-    const stored = (await direct.query("SELECT full_name, ssn, birth_date::text AS b, external_id::text AS u, phone FROM customers WHERE note = 'bincopy' ORDER BY id")).rows;
+    await copyIn(shared.app, COPY_SQL, chunks(binaryCopy(rows), 7));
+    const stored = (await shared.direct.query("SELECT full_name, ssn, birth_date::text AS b, external_id::text AS u, phone FROM customers WHERE note = 'bincopy' ORDER BY id")).rows;
     expect(stored).toHaveLength(3);
     expect(stored.map((row) => row.full_name)).not.toContain('Olga Petrova');
     expect(stored[0].ssn).not.toBe('123-45-6789');
@@ -88,14 +74,14 @@ describe('binary COPY FROM STDIN', () => {
     expect(stored[0].u).not.toBe('0b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b');
     expect(stored[0].phone).toBe('+1 555 0100');
     expect(stored[1]).toMatchObject({ ssn: null, b: null, u: null });
-    const read = (await app.query("SELECT full_name, ssn, birth_date::text AS b, external_id, phone FROM customers WHERE note = 'bincopy' ORDER BY id")).rows;
+    const read = (await shared.app.query("SELECT full_name, ssn, birth_date::text AS b, external_id, phone FROM customers WHERE note = 'bincopy' ORDER BY id")).rows;
     expect(read[0]).toMatchObject({ full_name: 'Olga Petrova', ssn: '123-45-6789', external_id: '0b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b' });
     expect(read[2]).toMatchObject({ full_name: 'Quinn Ode', ssn: '987-65-4321' });
   });
 
   it('accepts a stream without the trailer, sent in one message', async () => {
-    await copyIn(app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', [binaryCopy([[text('222-33-4444'), text('bincopy-notrailer')]], false)]);
-    const stored = (await direct.query("SELECT ssn FROM customers WHERE note = 'bincopy-notrailer'")).rows;
+    await copyIn(shared.app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', [binaryCopy([[text('222-33-4444'), text('bincopy-notrailer')]], false)]);
+    const stored = (await shared.direct.query("SELECT ssn FROM customers WHERE note = 'bincopy-notrailer'")).rows;
     expect(stored).toHaveLength(1);
     expect(stored[0].ssn).not.toBe('222-33-4444');
   });
@@ -111,22 +97,22 @@ describe('abuse: malformed binary COPY', () => {
   ];
   for (const [name, data, code, words] of cases) {
     it(`refuses ${name}, stores nothing, and the session goes on`, async () => {
-      const error = await refusal(app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', data);
+      const error = await refusal(shared.app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', data);
       expect(error.code).toBe(code);
       expect(error.message).toMatch(words);
       expect(error.message).not.toMatch(/333-44-5555|not-an-ssn/);
-      expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'bincopy-bad'")).rows[0].n).toBe(0);
-      expect((await app.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
+      expect((await shared.direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'bincopy-bad'")).rows[0].n).toBe(0);
+      expect((await shared.app.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
     });
   }
 
   it('refuses binary COPY into a protected column inside a transaction, which then rolls back', async () => {
-    await app.query('BEGIN');
-    await app.query("INSERT INTO customers (note) VALUES ('bincopy-tx')");
-    const error = await refusal(app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', [Buffer.from('garbage')]);
+    await shared.app.query('BEGIN');
+    await shared.app.query("INSERT INTO customers (note) VALUES ('bincopy-tx')");
+    const error = await refusal(shared.app, 'COPY customers (ssn, note) FROM STDIN (FORMAT binary)', [Buffer.from('garbage')]);
     expect(error.code).toBe('22P04');
-    await app.query('ROLLBACK');
-    expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'bincopy-tx'")).rows[0].n).toBe(0);
+    await shared.app.query('ROLLBACK');
+    expect((await shared.direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'bincopy-tx'")).rows[0].n).toBe(0);
   });
 });
 
@@ -160,11 +146,11 @@ describe('binary COPY TO STDOUT', () => {
   }
 
   it('reveals protected columns to a plaintext role, field by field in their binary form', async () => {
-    await copyIn(app, 'COPY customers (ssn, birth_date, external_id, note) FROM STDIN (FORMAT binary)', [binaryCopy([
+    await copyIn(shared.app, 'COPY customers (ssn, birth_date, external_id, note) FROM STDIN (FORMAT binary)', [binaryCopy([
       [text('321-54-9876'), date('1982-07-08'), uuid('2b1c2d3e-4f50-4a61-8b72-0c9d8e7f6a5b'), text('bincopy-out')],
       [null, null, null, text('bincopy-out')],
     ])]);
-    const rows = rowsOf(await copyOut(app, 'COPY customers (ssn, birth_date, external_id, note) TO STDOUT (FORMAT binary)'));
+    const rows = rowsOf(await copyOut(shared.app, 'COPY customers (ssn, birth_date, external_id, note) TO STDOUT (FORMAT binary)'));
     const mine = rows.filter((row) => row[3]?.toString('utf8') === 'bincopy-out');
     expect(mine).toHaveLength(2);
     expect(mine[0]?.[0]?.toString('utf8')).toBe('321-54-9876');
@@ -174,7 +160,7 @@ describe('binary COPY TO STDOUT', () => {
   });
 
   it('masks text columns for a masking role, and refuses masked columns of other types, naming text and csv', async () => {
-    const support = await harness.connect(SUPPORT);
+    const support = await shared.harness.connect(SUPPORT);
     const rows = rowsOf(await copyOut(support, 'COPY customers (ssn, note) TO STDOUT (FORMAT binary)'));
     const masked = rows.filter((row) => row[1]?.toString('utf8') === 'bincopy-out').map((row) => row[0]?.toString('utf8') ?? null);
     expect(masked).toContain('***-**-9876');

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import pino from 'pino';
 import type { AuditLog } from '../../../../src/audit/index.js';
 import { createAccountAuthenticator } from '../../../../src/auth/authService.js';
@@ -138,4 +139,27 @@ export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = 
       await rm(folder, { recursive: true, force: true });
     },
   };
+}
+
+/** A test file's harness with the app's session and a direct connection: started before its tests, stopped after. */
+export interface AppHarness {
+  readonly harness: PolicyHarness;
+  readonly app: pg.Client;
+  readonly direct: pg.Client;
+}
+
+/** Registers the file's beforeAll/afterAll; the fields are set once beforeAll has run. */
+export function useAppHarness(): AppHarness {
+  const shared = {} as { harness: PolicyHarness; app: pg.Client; direct: pg.Client };
+  beforeAll(async () => {
+    shared.harness = await startPolicyHarness();
+    shared.app = await shared.harness.connect(APP);
+    shared.direct = await shared.harness.direct();
+  });
+  afterAll(async () => {
+    await shared.app?.end().catch(() => undefined);
+    await shared.direct?.end().catch(() => undefined);
+    await shared.harness?.stop();
+  });
+  return shared;
 }
