@@ -7,11 +7,12 @@
 import type { FuncCall, Node } from 'libpg-query';
 import { stringList, stripCasts } from './parseTree.js';
 
-function columnName(node: Node | undefined): string | undefined {
+/** The name of an unqualified column reference (`name`, not `s.name`). */
+function bareColumnName(node: Node | undefined): string | undefined {
   if (node === undefined || !('ColumnRef' in node)) return undefined;
   const fields = node.ColumnRef.fields ?? [];
-  const last = fields[fields.length - 1];
-  return last !== undefined && 'String' in last ? last.String.sval : undefined;
+  const only = fields[0];
+  return fields.length === 1 && only !== undefined && 'String' in only ? only.String.sval : undefined;
 }
 
 function stringConstant(node: Node | undefined): string | undefined {
@@ -29,7 +30,7 @@ export function pinnedSettingName(call: FuncCall, statement: Node | undefined): 
   if (targets.length !== 1 || only === undefined || !('ResTarget' in only) || only.ResTarget.val === undefined) return undefined;
   const value = stripCasts(only.ResTarget.val);
   if (!('FuncCall' in value) || value.FuncCall !== call) return undefined;
-  if (columnName(call.args?.[0]) !== 'name' || (call.args?.[0] as { ColumnRef: { fields?: Node[] } }).ColumnRef.fields?.length !== 1) return undefined;
+  if (bareColumnName(call.args?.[0]) !== 'name') return undefined;
   const from = select.fromClause ?? [];
   const source = from[0];
   if (from.length !== 1 || source === undefined || !('RangeVar' in source)) return undefined;
@@ -40,6 +41,6 @@ export function pinnedSettingName(call: FuncCall, statement: Node | undefined): 
   if (where === undefined || !('A_Expr' in where)) return undefined;
   const { kind, name, lexpr, rexpr } = where.A_Expr;
   if (kind !== 'AEXPR_OP' || stringList(name).join('.') !== '=') return undefined;
-  if (columnName(lexpr) !== 'name' || (lexpr as { ColumnRef: { fields?: Node[] } }).ColumnRef.fields?.length !== 1) return undefined;
+  if (bareColumnName(lexpr) !== 'name') return undefined;
   return stringConstant(rexpr);
 }
