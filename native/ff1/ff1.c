@@ -240,8 +240,9 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   uint32_t u = n / 2, v = n - u;
   uint64_t modulus_u = 1, modulus_v = 1;
   for (uint32_t p = 0; p < v; p++) {
+    /* Checked before multiplying: the product could wrap 64 bits and pass a check made after. */
+    if (modulus_v > (MAX_MODULUS - 1) / radix) return throw_range(env, "crypt: radix^(n - n/2) must be below 2^53 here");
     modulus_v *= radix;
-    if (modulus_v >= MAX_MODULUS) return throw_range(env, "crypt: radix^(n - n/2) must be below 2^53 here");
     if (p < u) modulus_u = modulus_v;
   }
   if (modulus_v < MIN_DOMAIN && modulus_u * modulus_v < MIN_DOMAIN) return throw_range(env, "crypt: FF1 needs radix^n >= 10^6");
