@@ -155,14 +155,19 @@ static int round_independent_base(Ff1Context *context, uint32_t radix, uint32_t 
                           (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n,
                           (uint8_t)(t >> 24), (uint8_t)(t >> 16), (uint8_t)(t >> 8), (uint8_t)t};
   uint8_t chain[BLOCK];
-  if (!aes_blocks(context->aes, block, chain, BLOCK)) return 0;
+  int ok = aes_blocks(context->aes, block, chain, BLOCK);
   /* Q = T || 0^pad || [i]_1 || [NUM(B)]_b is whole blocks, so [i] sits at 15 - b of its block. */
   size_t pad = (size_t)((BLOCK - (t + b + 1) % BLOCK) % BLOCK);
   size_t round_at = t + pad;
   size_t constant_blocks = round_at / BLOCK;
-  for (size_t q = 0; q < constant_blocks; q++) {
+  for (size_t q = 0; q < constant_blocks && ok; q++) {
     for (size_t x = 0; x < BLOCK; x++) block[x] = chain[x] ^ tweak_byte(tweak, t, q * BLOCK + x);
-    if (!aes_blocks(context->aes, block, chain, BLOCK)) return 0;
+    ok = aes_blocks(context->aes, block, chain, BLOCK);
+  }
+  if (!ok) {
+    OPENSSL_cleanse(chain, sizeof(chain));
+    OPENSSL_cleanse(block, sizeof(block));
+    return 0;
   }
   size_t offset = round_at % BLOCK;
   for (size_t x = 0; x < BLOCK; x++) {
