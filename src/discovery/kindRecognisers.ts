@@ -4,7 +4,7 @@
  * (any digit run of 3–20 is a phone, any nine digits an ssn); without a hint in the column's name,
  * those count only in the layouts people write them in.
  */
-import { isIssuableSsn, isLuhnValidCcn, isValueOfKind, type Kind } from '../engine/index.js';
+import { countDigits, isIssuableSsn, isLuhnValidCcn, isValueOfKind, type Kind } from '../engine/index.js';
 import type { TypeFamily } from '../policy/index.js';
 
 /** `hinted`: the column's name hints at the kind. */
@@ -22,15 +22,6 @@ const HAS_LETTER = /\p{L}/u;
 const HAS_DIGIT = /\p{Nd}/u;
 const PHONE_LAYOUT_MARK = /[+( .-]/;
 const SSN_SEPARATOR = /[ -]/;
-
-function countDigits(value: string): number {
-  let count = 0;
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code >= 48 && code <= 57) count++;
-  }
-  return count;
-}
 
 /**
  * A proper name's shape: one to four words of letters (any script), no digits, not starting with a

@@ -4,7 +4,7 @@
  * sampling first on large tables), each value cut to MAX_SAMPLED_CHARACTERS. Values are tallied
  * and dropped as they come; only counts leave this file.
  */
-import { readCatalogTables, type CatalogQuery, type CatalogTable } from '../policy/index.js';
+import { qualifiedTableSql, readCatalogTables, sqlIdentifier, type CatalogQuery, type CatalogTable } from '../policy/index.js';
 import { scoreColumn } from './columnScoring.js';
 import { ColumnTally } from './columnTally.js';
 import type { DiscoveredColumn, DiscoveryReport, UnsampledTable } from './discoveryTypes.js';
@@ -43,11 +43,6 @@ SELECT c.relname AS table_name, c.relkind::text AS relkind, c.reltuples::text AS
  WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition
  ORDER BY c.relname`;
 
-/** An identifier for SQL text: always double-quoted, so keywords and capitals are safe. */
-function sqlIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
 /** What a failed sample query says, without its message (which could quote anything). */
 function failureReason(err: unknown): string {
   const code = (err as { code?: unknown }).code;
@@ -69,7 +64,7 @@ function blockPercentage(size: TableSize, relkind: string, limit: number): numbe
 
 function sampleSql(table: CatalogTable, columns: readonly SampledColumnPlan[], limit: number, percentage?: number): string {
   const list = columns.map((c, i) => `left(${sqlIdentifier(c.name)}::text, ${MAX_SAMPLED_CHARACTERS}) AS c${i}`).join(', ');
-  const from = `${sqlIdentifier(table.schema)}.${sqlIdentifier(table.table)}`;
+  const from = qualifiedTableSql(table);
   // SYSTEM picks whole blocks: cheap on big tables, and LIMIT bounds the rows whatever it picks.
   const sampled = percentage === undefined ? '' : ` TABLESAMPLE SYSTEM (${percentage.toFixed(6)})`;
   return `SELECT ${list} FROM ${from}${sampled} LIMIT ${limit}`;

@@ -12,4 +12,5 @@ export { DEFAULT_MAX_VALUE_BYTES, isLongerThan } from './valueLimits.js';
 export { currentTokenSpelling } from './tokens/tokenCodecs.js';
 export { isValueOfKind } from './kindValidation.js';
 export { isLuhnValidCcn } from './kinds/ccn.js';
+export { countDigits } from './kinds/digitTemplate.js';
 export { isIssuableSsn } from './kinds/ssn.js';

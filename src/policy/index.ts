@@ -32,3 +32,4 @@ export {
   effectiveView, maskOptions, readAction, readActionFor, resolveView, viewOfRole, type ReadAction,
 } from './revealView.js';
 export { connectQuietly, describeDatabaseUrl, pgSslOption, upstreamSslOption } from './upstreamClient.js';
+export { qualifiedTableSql, sqlIdentifier } from './sqlNames.js';

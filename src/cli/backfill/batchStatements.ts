@@ -1,4 +1,4 @@
-import { qualifiedTableSql, sqlIdentifier } from './sqlNames.js';
+import { qualifiedTableSql, sqlIdentifier } from '../../policy/index.js';
 import type { LayoutColumn, TableLayout } from './tableLayout.js';
 
 /**

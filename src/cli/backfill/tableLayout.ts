@@ -1,6 +1,5 @@
-import { formatTableName, type TableName } from '../../policy/index.js';
+import { formatTableName, qualifiedTableSql, type TableName } from '../../policy/index.js';
 import type { BackfillConnection } from './backfillConnection.js';
-import { qualifiedTableSql } from './sqlNames.js';
 
 /** A column as the batch statements use it: its name and the type its text values are cast to. */
 export interface LayoutColumn {

@@ -1,4 +1,4 @@
-import type { TableName } from '../../policy/index.js';
+import type { TableName } from './policyTypes.js';
 
 /** An identifier for SQL text: always double-quoted, so keywords and capitals are safe. */
 export function sqlIdentifier(name: string): string {
