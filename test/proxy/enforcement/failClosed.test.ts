@@ -135,6 +135,9 @@ describe('session settings', () => {
         "SELECT set_config('standard_conforming_strings', 'on', false); INSERT INTO customers (ssn) VALUES ('123-45-6789')",
         "SET NAMES 'UTF8'; INSERT INTO customers (ssn) VALUES ('123-45-6789')",
         "SELECT /* names */ 1; INSERT INTO customers (ssn) VALUES (E'\\' reset')",
+        // a Unicode-escaped name spells set_config and pg_settings without their letters
+        "SELECT U&\"set\\005fconfig\"('standard_conforming_strings', 'on', false); INSERT INTO customers (ssn) VALUES ('123-45-6789')",
+        "UPDATE U&\"pg\\005fsettings\" SET setting = 'on' WHERE name = 'standard_conforming_strings'; INSERT INTO customers (ssn) VALUES ('123-45-6789')",
       ]) {
         const error = await failure(() => client.query(text));
         expect(error.code, text).toBe('0A000');

@@ -9,7 +9,8 @@ import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../valueCode
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 
 const SAFE_ENCODINGS = new Set(['UTF8', 'UNICODE', 'SQL_ASCII']);
-const SETTING_WORDS = /client_encoding|standard_conforming_strings|set_config|pg_settings|\bnames\b|\breset\b|\bdiscard\b/i;
+// `u&`: a Unicode-escaped name (U&"set\005fconfig") spells any of these words without its letters.
+const SETTING_WORDS = /client_encoding|standard_conforming_strings|set_config|pg_settings|\bnames\b|\breset\b|\bdiscard\b|u&/i;
 const SETTING_STATEMENTS = new Set(['VariableSetStmt', 'VariableShowStmt', 'TransactionStmt', 'DiscardStmt', 'Empty']);
 
 export class SessionSettings {
