@@ -49,12 +49,14 @@ export class BinaryCopyOutRewriter {
         }
         const column = this.planned.get(piece.index);
         const stored = column === undefined ? undefined : decodeBinary(column.typeOid, piece.value);
-        parts.push(binaryCopyField(piece.value));
         if (column === undefined || stored === undefined) {
-          // A value its codec cannot read goes out as stored (a token, or a legacy value), counted.
+          // A value its codec cannot read is counted; it goes out as stored only to a role that
+          // would see it unprotected, else as NULL (as DataRows do).
           this.metrics.undecodableValues++;
+          parts.push(binaryCopyField(column === undefined || column.action === 'unprotect' ? piece.value : null));
           continue;
         }
+        parts.push(binaryCopyField(piece.value));
         const list = held.get(piece.index) ?? [];
         list.push({ frame: frameIndex, slot: parts.length - 1, stored });
         held.set(piece.index, list);
