@@ -7,7 +7,7 @@ export { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead } from './parseWorker
 export { analyseSql } from './sqlAnalyser.js';
 export { codeOutsideStrings } from './codeOutsideStrings.js';
 export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';
-export { spliceLiterals, quoteLiteral, type LiteralReplacement } from './spliceLiterals.js';
+export { spliceLiterals, spliceText, quoteLiteral, type LiteralReplacement, type TextReplacement } from './spliceLiterals.js';
 export { schemaFactsOf, type RelationName, type SchemaChange, type StatementSchemaFacts } from './schemaChanges.js';
 export { sessionEffectsOf, unknownSessionEffects, type SessionEffect, type TransactionAction } from './sessionEffects.js';
 export { statementRuleFindings } from './statementRules.js';

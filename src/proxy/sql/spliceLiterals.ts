@@ -19,24 +19,35 @@ export function quoteLiteral(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
 
-/**
- * Returns `sql` with each byte range replaced by the quoted value. A number replaced this way
- * becomes a string constant, which PostgreSQL coerces to the column's type like any unknown literal.
- */
-export function spliceLiterals(sql: string, replacements: readonly LiteralReplacement[]): string {
+/** A byte range of the text and the SQL text to put there (a quoted constant, a renumbered `$n`). */
+export interface TextReplacement {
+  readonly start: number;
+  readonly end: number;
+  readonly token: string;
+}
+
+/** Returns `sql` with each UTF-8 byte range [start, end) replaced by its token, in any order given. */
+export function spliceText(sql: string, replacements: readonly TextReplacement[]): string {
   if (replacements.length === 0) return sql;
   const bytes = Buffer.from(sql, 'utf8');
   const ordered = [...replacements].sort((a, b) => a.start - b.start);
   const parts: Buffer[] = [];
   let cursor = 0;
-  for (const replacement of ordered) {
-    const { start, end } = replacement;
+  for (const { start, end, token } of ordered) {
     if (!Number.isInteger(start) || !Number.isInteger(end) || start < cursor || end < start || end > bytes.length) {
-      throw new RangeError(`literal replacement [${start}, ${end}) overlaps another or lies outside the text`);
+      throw new RangeError(`replacement [${start}, ${end}) overlaps another or lies outside the text`);
     }
-    parts.push(bytes.subarray(cursor, start), Buffer.from(quoteLiteral(replacement.value), 'utf8'));
+    parts.push(bytes.subarray(cursor, start), Buffer.from(token, 'utf8'));
     cursor = end;
   }
   parts.push(bytes.subarray(cursor));
   return Buffer.concat(parts).toString('utf8');
+}
+
+/**
+ * Returns `sql` with each byte range replaced by the quoted value. A number replaced this way
+ * becomes a string constant, which PostgreSQL coerces to the column's type like any unknown literal.
+ */
+export function spliceLiterals(sql: string, replacements: readonly LiteralReplacement[]): string {
+  return spliceText(sql, replacements.map(({ start, end, value }) => ({ start, end, token: quoteLiteral(value) })));
 }

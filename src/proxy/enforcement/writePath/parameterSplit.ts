@@ -8,7 +8,7 @@
  * the statement is refused.
  */
 import type { ColumnPolicy } from '../../../policy/index.js';
-import type { ColumnRef, SqlAnalysis } from '../../sql/index.js';
+import type { ColumnRef, SqlAnalysis, TextReplacement } from '../../sql/index.js';
 import { columnName } from '../../sql/relationLookup.js';
 import { unsupportedRefusal } from '../policyRefusal.js';
 
@@ -28,7 +28,7 @@ export interface ParameterSplit {
   /** How many parameters the client's statement has (its highest `$n`, or its declared types). */
   readonly clientParamCount: number;
   /** `$n` tokens to renumber: byte range [start, end) of the text → the new token. */
-  readonly renumbered: readonly { readonly start: number; readonly end: number; readonly token: string }[];
+  readonly renumbered: readonly TextReplacement[];
 }
 
 interface PlannedTarget {
@@ -98,7 +98,7 @@ export function splitParameters(sqlBytes: Buffer, analysis: SqlAnalysis, declare
   }
   const params = new Map<number, ParamPlan>();
   const extraParams = new Map<number, number>();
-  const renumbered: { start: number; end: number; token: string }[] = [];
+  const renumbered: TextReplacement[] = [];
   let next = clientParamCount + 1;
   for (const [param, placed] of byParam) {
     const classes: (ParamPlan | undefined)[] = [];
@@ -132,21 +132,6 @@ export function splitParameters(sqlBytes: Buffer, analysis: SqlAnalysis, declare
   return { params, extraParams, clientParamCount, renumbered };
 }
 
-/** The text with byte ranges of the original replaced (renumbered `$n`, quoted constants), in any order. */
-export function spliceText(sql: string, replacements: readonly { readonly start: number; readonly end: number; readonly token: string }[]): string {
-  if (replacements.length === 0) return sql;
-  const bytes = Buffer.from(sql, 'utf8');
-  const ordered = [...replacements].sort((a, b) => a.start - b.start);
-  const parts: Buffer[] = [];
-  let cursor = 0;
-  for (const { start, end, token } of ordered) {
-    if (start < cursor || end < start || end > bytes.length) throw new RangeError(`replacement [${start}, ${end}) overlaps another or lies outside the text`);
-    parts.push(bytes.subarray(cursor, start), Buffer.from(token, 'utf8'));
-    cursor = end;
-  }
-  parts.push(bytes.subarray(cursor));
-  return Buffer.concat(parts).toString('utf8');
-}
 
 /** A digest of a statement's parameter plans: equal for statements whose values are protected alike. */
 export function paramsSignature(params: ReadonlyMap<number, ParamPlan>): string {

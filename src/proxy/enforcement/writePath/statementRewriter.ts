@@ -7,8 +7,10 @@
 import { createHash } from 'node:crypto';
 import type { ColumnPolicy } from '../../../policy/index.js';
 import type { Engine } from '../../../engine/index.js';
-import { quoteLiteral, type ColumnRef, type LiteralTarget, type SqlAnalysis, type SqlAnalysisCache } from '../../sql/index.js';
-import { splitParameters, spliceText, type ParamPlan } from './parameterSplit.js';
+import {
+  quoteLiteral, spliceText, type ColumnRef, type LiteralTarget, type SqlAnalysis, type SqlAnalysisCache, type TextReplacement,
+} from '../../sql/index.js';
+import { splitParameters, type ParamPlan } from './parameterSplit.js';
 import { protectExecuteArguments, type ExecutePlans } from './executeArguments.js';
 import { columnName } from '../../sql/relationLookup.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
@@ -79,8 +81,6 @@ function policyFor(policies: ColumnPolicies, column: ColumnRef): ColumnPolicy {
   if (policy === undefined) throw unsupportedRefusal(`pgveil refused the statement: no policy found for protected column ${columnName(column)}`);
   return policy;
 }
-
-type TextReplacement = { readonly start: number; readonly end: number; readonly token: string };
 
 /** An array constant (`unnest('{a,b}'::text[])`): each element protected, the array spliced back whole. */
 function protectArrayConstant(
