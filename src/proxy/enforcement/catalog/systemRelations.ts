@@ -13,7 +13,9 @@ const SYSTEM_SCHEMAS = new Set(['pg_catalog', 'information_schema']);
 /**
  * True when a missed name (`schema\0table`, or `\0table` unqualified) denotes a system relation:
  * qualified with its system schema, or unqualified where the session's search_path is known and
- * searches pg_catalog before every other schema (implicitly first, or listed first).
+ * searches pg_catalog before every schema but the session's temporary one (implicitly, or listed
+ * first). The temporary schema comes first for relations, but only this session's own DDL can put
+ * a table there, and the write path already holds back statements after DDL it has not seen answered.
  */
 export function namesSystemRelation(key: string, snapshot: CatalogSnapshot, scope: PathScope): boolean {
   const cut = key.indexOf('\u0000');
