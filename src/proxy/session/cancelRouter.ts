@@ -12,6 +12,7 @@ import { cancelRequest } from '../protocol/messages.js';
 import type { CancelRoutingOptions } from '../proxyOptions.js';
 import { decodeProcessId, markForwarded, withoutForwardMark } from './backendKeyLayout.js';
 import type { CancelRegistry } from './cancelRegistry.js';
+import { WarningThrottle } from './warningThrottle.js';
 
 export type CancelRoute = 'here' | 'worker' | 'peer' | 'dropped';
 
@@ -19,6 +20,7 @@ export const DEFAULT_MAX_CONCURRENT_FORWARDS = 16;
 const FORWARD_TIMEOUT_MS = 5000;
 
 export class CancelRouter {
+  private readonly peerWarnings: WarningThrottle;
   private forwarding = 0;
   private readonly peers: ReadonlyMap<number, { host: string; port: number }>;
   private readonly maxForwards: number;
@@ -31,6 +33,7 @@ export class CancelRouter {
     // This instance's own id is never a forwarding target, whatever the list says.
     this.peers = new Map(routing.peers.filter((peer) => peer.id !== routing.peerId).map((peer) => [peer.id, peer]));
     this.maxForwards = routing.maxConcurrentForwards ?? DEFAULT_MAX_CONCURRENT_FORWARDS;
+    this.peerWarnings = new WarningThrottle(logger);
   }
 
   /** Routes a cancel that reached this worker; says which way it went (for logs and tests). */
@@ -65,7 +68,8 @@ export class CancelRouter {
     this.forwarding++;
     const socket = net.connect({ host: peer.host, port: peer.port });
     const timer = setTimeout(() => socket.destroy(), FORWARD_TIMEOUT_MS);
-    socket.on('error', (error) => this.logger.warn({ err: { message: error.message }, peer: peer.host }, 'proxy: cancel could not reach its peer'));
+    // Any client can ask for forwards to an unreachable peer: the warnings are throttled.
+    socket.on('error', (error) => this.peerWarnings.warn({ err: { message: error.message }, peer: peer.host }, 'proxy: cancel could not reach its peer'));
     socket.on('data', () => undefined);
     socket.once('close', () => {
       clearTimeout(timer);
