@@ -101,7 +101,7 @@ export class SqlAnalysisCache {
     if (protectedNames === undefined || plaintextNames === undefined) return undefined;
     const shape = literalShapeOf(sql, SHAPE_DENIED_WORDS);
     if (shape === undefined) return undefined;
-    if (findListedTableMention(sql, protectedNames) !== undefined || findListedTableMention(sql, plaintextNames) !== undefined) return undefined;
+    if (findListedTableMention(sql, [...protectedNames, ...plaintextNames]) !== undefined) return undefined;
     return shape;
   }
 

@@ -7,7 +7,7 @@
  * Every other use is recorded; a supplied column both protected and used elsewhere is refused once
  * the statement is walked (StatementFindings.refuseConflictingSuppliedUses).
  */
-import type { Node, RangeFunction } from 'libpg-query';
+import type { FuncCall, Node, RangeFunction } from 'libpg-query';
 import type { AnalysisContext } from './analysisContext.js';
 import {
   VALUE_ORIGIN, type ColumnOrigin, type OutputColumn, type SuppliedColumn, type SuppliedValue,
@@ -80,13 +80,18 @@ function unnestArgument(node: Node): SuppliedValue[] | undefined {
   return undefined;
 }
 
+/** A call of PostgreSQL's own `unnest` (bare or pg_catalog-qualified), with nothing but its arguments. */
+function isPlainUnnest(call: FuncCall): boolean {
+  const { funcname, agg_star, func_variadic, agg_order, agg_filter, over } = call;
+  const names = stringList(funcname);
+  if (lastName(funcname) !== 'unnest' || names.length > 2 || (names.length === 2 && names[0] !== 'pg_catalog')) return false;
+  return agg_star !== true && func_variadic !== true && agg_order === undefined && agg_filter === undefined && over === undefined;
+}
+
 /** `SELECT unnest($1::text[])`: one array argument in a select list (several are allowed only in FROM). */
 function selectListUnnest(node: Node): SuppliedValue[] | undefined {
-  if (!('FuncCall' in node)) return undefined;
-  const { funcname, args, agg_star, func_variadic, agg_order, agg_filter, over } = node.FuncCall;
-  const names = stringList(funcname);
-  if (lastName(funcname) !== 'unnest' || names.length > 2 || (names.length === 2 && names[0] !== 'pg_catalog')) return undefined;
-  if (agg_star === true || func_variadic === true || agg_order !== undefined || agg_filter !== undefined || over !== undefined) return undefined;
+  if (!('FuncCall' in node) || !isPlainUnnest(node.FuncCall)) return undefined;
+  const { args } = node.FuncCall;
   const only = args?.[0];
   return args?.length === 1 && only !== undefined ? unnestArgument(only) : undefined;
 }
@@ -101,12 +106,9 @@ export function unnestColumns(call: RangeFunction): OutputColumn[] | undefined {
   if (functions.length !== 1 || first === undefined || !('List' in first)) return undefined;
   const [funcNode, columnDefinitions] = first.List.items ?? [];
   if (funcNode === undefined || !('FuncCall' in funcNode) || (columnDefinitions !== undefined && 'List' in columnDefinitions && (columnDefinitions.List.items?.length ?? 0) > 0)) return undefined;
-  const { funcname, args, agg_star, func_variadic, agg_order, agg_filter, over } = funcNode.FuncCall;
-  const names = stringList(funcname);
-  if (lastName(funcname) !== 'unnest' || names.length > 2 || (names.length === 2 && names[0] !== 'pg_catalog')) return undefined;
-  if (agg_star === true || func_variadic === true || agg_order !== undefined || agg_filter !== undefined || over !== undefined) return undefined;
+  if (!isPlainUnnest(funcNode.FuncCall)) return undefined;
   const origins: ColumnOrigin[] = [];
-  for (const argument of args ?? []) {
+  for (const argument of funcNode.FuncCall.args ?? []) {
     const values = unnestArgument(argument);
     if (values === undefined) return undefined;
     origins.push({ kind: 'supplied', source: { values } });
