@@ -1,10 +1,13 @@
+import { DEFAULT_SAMPLE, MAX_SAMPLE } from './policySuggest.js';
+
 /**
  * What `pgveil <command> --help` prints beside the command's usage line: what it does, in a
  * sentence or two, and examples to copy.
  */
 export interface CommandHelp {
   readonly summary: string;
-  readonly details: string;
+  /** Printed under the usage line; omitted for commands that print help of their own. */
+  readonly details?: string;
   readonly examples: readonly string[];
 }
 
@@ -36,7 +39,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   },
   'policy suggest': {
     summary: 'suggest column policies from a sample of a schema\'s values (PII discovery)',
-    details: 'Samples up to --sample rows (default 1000, at most 10000) of each table (read-only, with a statement timeout) on the database itself, recognises the protection kinds with the engine\'s own parsers and column-name hints, and writes a commented policy file to review: per column its kind, a method that keeps the column\'s type, a scope per table and a reveal that shows plaintext to --app-role only (or to no role). Comments give counts and shares, never a value; columns below the threshold are listed at the end. --json prints a report instead; --out writes a file and never overwrites one.',
+    details: `Samples up to --sample rows (default ${DEFAULT_SAMPLE}, at most ${MAX_SAMPLE}) of each table (read-only, with a statement timeout) on the database itself, recognises the protection kinds with the engine's own parsers and column-name hints, and writes a commented policy file to review: per column its kind, a method that keeps the column's type, a scope per table and a reveal that shows plaintext to --app-role only (or to no role). Comments give counts and shares, never a value; columns below the threshold are listed at the end. --json prints a report instead; --out writes a file and never overwrites one.`,
     examples: [
       'pgveil policy suggest --config config/pgveil.yaml --app-role app --out suggested-policies.yaml',
       'pgveil policy suggest --config config/pgveil.yaml --schema billing --sample 5000 --json',
@@ -44,12 +47,10 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   },
   'protect-table': {
     summary: 'protect the plaintext already stored in a table, in resumable batches',
-    details: 'Rewrites the rows of the columns with policies in batches, each in its own transaction; --dry-run shows what would change.',
     examples: ['pgveil protect-table public.customers --config config/pgveil.yaml --dry-run', 'pgveil protect-table public.customers --config config/pgveil.yaml --batch-size 5000'],
   },
   rekey: {
     summary: 'move a table\'s tokens to the current key version',
-    details: 'After a key rotation, rewrites tokens made with an older key (keys.previousKeys) in resumable batches.',
     examples: ['pgveil rekey public.customers --config config/pgveil.yaml --from-version 1'],
   },
 };
@@ -57,7 +58,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
 /** The whole help of one command: its own detailed text when it has one, then examples. */
 export function commandHelpText(name: string, usage: string, ownHelp?: string): string {
   const help = COMMAND_HELP[name];
-  const lines = ownHelp !== undefined ? [ownHelp] : [`Usage: ${usage}`, ...(help === undefined ? [] : ['', help.details])];
+  const lines = ownHelp !== undefined ? [ownHelp] : [`Usage: ${usage}`, ...(help?.details === undefined ? [] : ['', help.details])];
   if (help !== undefined) lines.push('', 'Examples:', ...help.examples.map((example) => `  ${example}`));
   return lines.join('\n');
 }

@@ -9,8 +9,8 @@ import { processIo, UsageError, type CliIo } from './cliIo.js';
 export const POLICY_SUGGEST_USAGE = 'pgveil policy suggest --config config/pgveil.yaml [--schema public] [--sample 1000] '
   + '[--app-role ROLE] [--json] [--out FILE] [--database-url URL | --database NAME]';
 
-const DEFAULT_SAMPLE = 1000;
-const MAX_SAMPLE = 10_000;
+export const DEFAULT_SAMPLE = 1000;
+export const MAX_SAMPLE = 10_000;
 const STATEMENT_TIMEOUT_MS = 30_000;
 
 /** Where a progress line may go: stderr when it is the process's own. */

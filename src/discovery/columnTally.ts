@@ -9,19 +9,16 @@ import { recognises } from './kindRecognisers.js';
 export class ColumnTally {
   /** Sampled values that were not NULL. */
   nonNull = 0;
-  /** Sampled rows, NULLs included. */
-  rows = 0;
   readonly matches = new Map<Kind, number>();
   /** Per kind, the words of the column's name that hint at it. */
   readonly hints: ReadonlyMap<Kind, readonly string[]>;
 
-  constructor(readonly column: string, readonly kinds: readonly Kind[]) {
+  constructor(column: string, readonly kinds: readonly Kind[]) {
     this.hints = new Map(kinds.map((kind) => [kind, hintsFor(kind, column)]));
     for (const kind of kinds) this.matches.set(kind, 0);
   }
 
   add(value: string | null): void {
-    this.rows++;
     if (value === null) return;
     this.nonNull++;
     for (const kind of this.kinds) {

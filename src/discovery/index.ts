@@ -7,7 +7,7 @@ export { percent, scoreColumn, SUGGEST_THRESHOLD, type ColumnScore } from './col
 export { ColumnTally } from './columnTally.js';
 export type { DiscoveredColumn, DiscoveryReport, UnsampledTable } from './discoveryTypes.js';
 export { toJsonReport, type JsonColumnReport, type JsonDiscoveryReport } from './jsonReport.js';
-export { DISCOVERED_KINDS, KINDS_NEEDING_A_HINT, kindsForFamily, looksLikeProperName, recognises } from './kindRecognisers.js';
+export { DISCOVERED_KINDS, kindsForFamily, looksLikeProperName, recognises } from './kindRecognisers.js';
 export { renderPolicyFile, type RenderOptions } from './policyRendering.js';
-export { MAX_SAMPLED_CHARACTERS, sampleSchema, type SampleOptions, type SampleQuery } from './schemaSampler.js';
+export { sampleSchema, type SampleOptions, type SampleQuery } from './schemaSampler.js';
 export { chooseMethod, type MethodChoice } from './suggestedMethod.js';

@@ -41,11 +41,6 @@ export class BinaryCopyReader {
    */
   constructor(private readonly columnCount: number, private readonly holdLimit: (index: number) => number | undefined) {}
 
-  /** Rows read so far (for messages). */
-  get rows(): number {
-    return this.row;
-  }
-
   push(chunk: Buffer): BinaryCopyPiece[] {
     const pieces: BinaryCopyPiece[] = [];
     let at = 0;
