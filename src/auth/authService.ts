@@ -5,7 +5,7 @@ import { AccountStore } from './accountStore.js';
 import { apiKeyMatches } from './apiKey.js';
 import { AuthError } from './authErrors.js';
 import { systemClock, type Clock } from './clock.js';
-import { LoginRateLimiter } from './loginRateLimiter.js';
+import { LoginRateLimiter, type CountedLogin } from './loginRateLimiter.js';
 import { DEFAULT_SCRYPT_LOG_N, hashPassword, verifyPassword } from './passwordHash.js';
 import { SessionTokens } from './sessionTokens.js';
 import { VerifiedPasswords, type PasswordVerifier } from './verifiedPasswords.js';
@@ -96,6 +96,15 @@ export class AuthService implements AccountAuthenticator {
     }
     this.limiter.recordSuccess(key, client);
     return current;
+  }
+
+  /**
+   * Shares the failed-login counts with the other processes of this instance: `sharer` hears of
+   * every login counted here; the function returned counts one that another process heard of.
+   */
+  shareLoginCounts(sharer: (login: CountedLogin) => void): (login: CountedLogin) => void {
+    this.limiter.onCounted(sharer);
+    return (login) => this.limiter.applyShared(login);
   }
 
   private dummyHash(logN: number): Promise<string> {

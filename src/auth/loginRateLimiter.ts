@@ -10,6 +10,14 @@ interface Window {
 
 export type RateDecision = { limited: false } | { limited: true; retryAfterSeconds: number };
 
+/** One counted login (a wrong password, or a right one that clears its count), as shared between processes. */
+export interface CountedLogin {
+  readonly outcome: 'failure' | 'success';
+  /** The normalised email. */
+  readonly account: string;
+  readonly client?: string;
+}
+
 /** Keeps memory bounded whatever number of emails or addresses an attacker tries. */
 const MAX_TRACKED = 100_000;
 /** The longest a key stays locked, however often it was locked before. */
@@ -20,11 +28,13 @@ const MAX_LOCK_MS = 24 * 3600 * 1000;
  * count reaches its limit, further attempts from there are refused (429, or the proxy's "too many
  * failed logins") without checking the password, for a lock that doubles each time the same key is
  * locked again (backoff). An account is never locked for everyone: the right password from another
- * address still works, so wrong guesses cannot deny service to its owner. Per instance: with N
- * instances an attacker gets at most N times the budget.
+ * address still works, so wrong guesses cannot deny service to its owner. Per instance: the
+ * processes of one instance pass their counted logins to each other (`onCounted`, `applyShared`);
+ * with N instances an attacker gets at most N times the budget.
  */
 export class LoginRateLimiter {
   private readonly windows = new Map<string, Window>();
+  private sharer: ((login: CountedLogin) => void) | undefined;
 
   constructor(private readonly settings: LoginRateLimit, private readonly clock: Clock) {}
 
@@ -62,7 +72,29 @@ export class LoginRateLimiter {
     return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil((retryAt - now) / 1000)) };
   }
 
+  /** Tells `sharer` of every login this limiter counts itself (not of those applied from elsewhere). */
+  onCounted(sharer: (login: CountedLogin) => void): void {
+    this.sharer = sharer;
+  }
+
+  /** Counts a login that another process of this instance counted. */
+  applyShared(login: CountedLogin): void {
+    if (login.outcome === 'failure') this.countFailure(login.account, login.client);
+    else this.clearAccount(login.account, login.client);
+  }
+
   recordFailure(account: string, client?: string): void {
+    this.countFailure(account, client);
+    this.sharer?.({ outcome: 'failure', account, ...(client === undefined ? {} : { client }) });
+  }
+
+  /** A correct password clears the count of that account from that address (not the address's own). */
+  recordSuccess(account: string, client?: string): void {
+    this.clearAccount(account, client);
+    this.sharer?.({ outcome: 'success', account, ...(client === undefined ? {} : { client }) });
+  }
+
+  private countFailure(account: string, client: string | undefined): void {
     const now = this.clock();
     if (this.windows.size >= MAX_TRACKED) this.prune(now);
     for (const [key, max] of this.keys(account, client)) {
@@ -79,8 +111,7 @@ export class LoginRateLimiter {
     }
   }
 
-  /** A correct password clears the count of that account from that address (not the address's own). */
-  recordSuccess(account: string, client?: string): void {
+  private clearAccount(account: string, client: string | undefined): void {
     this.windows.delete(this.keys(account, client)[0]?.[0] ?? '');
   }
 

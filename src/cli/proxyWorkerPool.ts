@@ -1,11 +1,14 @@
 /**
  * The proxy workers of `pgveil serve` (`proxy.workers` above 1), kept by the primary: each is a
  * node:cluster worker with a fixed slot (0..N-1) that its backend keys carry, restarted with
- * backoff when it dies, and the relay of cancels between them.
+ * backoff when it dies, and the relay of cancels and counted logins between them.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import { asWorkerMessage, WORKER_COUNT_ENV, WORKER_SLOT_ENV, type CancelMessage, type PrimaryMessage } from './workerMessages.js';
+import type { CountedLogin } from '../auth/index.js';
+import {
+  asWorkerMessage, loginCountedMessage, WORKER_COUNT_ENV, WORKER_SLOT_ENV, type CancelMessage, type PrimaryMessage,
+} from './workerMessages.js';
 
 /** A worker alive this long has its restart delay reset. */
 const STABLE_AFTER_MS = 30_000;
@@ -22,7 +25,22 @@ export class ProxyWorkerPool {
   private stopping = false;
   private onAllStopped: (() => void) | undefined;
 
-  constructor(private readonly count: number, private readonly logger: Logger, private readonly args: readonly string[]) {}
+  /**
+   * `onLoginCounted` hears of the logins a worker counted (the primary counts them too); the pool
+   * itself passes them on to the other workers.
+   */
+  constructor(
+    private readonly count: number,
+    private readonly logger: Logger,
+    private readonly args: readonly string[],
+    private readonly onLoginCounted: (login: CountedLogin) => void = () => undefined,
+  ) {}
+
+  /** A login counted by the primary or by worker `fromSlot`, to every other worker alive. */
+  shareLogin(login: CountedLogin, fromSlot?: number): void {
+    const message = loginCountedMessage(login);
+    for (const [slot, worker] of this.workers) if (slot !== fromSlot && worker.isConnected()) worker.send(message);
+  }
 
   /** Forks every worker; resolves once each one's proxy listens, rejects if one stops while starting. */
   start(): Promise<void> {
@@ -85,6 +103,9 @@ export class ProxyWorkerPool {
         if (this.reloadWhenReady.delete(worker)) worker.send({ kind: 'pgveil.reload' } satisfies PrimaryMessage);
         this.logger.debug({ worker: slot, pid }, 'proxy worker ready');
         starting?.ready();
+      } else if (message.kind === 'pgveil.login') {
+        this.onLoginCounted(message.login);
+        this.shareLogin(message.login, slot);
       } else {
         this.relayCancel(message);
       }

@@ -14,6 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { PgveilConfig } from '../config/index.js';
+import type { CountedLogin } from '../auth/index.js';
 import type { CliIo } from './cliIo.js';
 import { ProxyWorkerPool } from './proxyWorkerPool.js';
 import { serveUntilStopped } from './serveLoop.js';
@@ -32,7 +33,10 @@ export interface ServePrimaryOptions {
 export async function servePrimary(options: ServePrimaryOptions): Promise<number> {
   const { config, logger, io } = options;
   const services = await startServices(config, { logger, env: io.env, withoutProxy: true });
-  const pool = new ProxyWorkerPool(options.workers, logger, options.args);
+  // One failed-login budget for the instance: the API here and every worker count each other's.
+  let countLogin: (login: CountedLogin) => void = () => undefined;
+  const pool = new ProxyWorkerPool(options.workers, logger, options.args, (login) => countLogin(login));
+  countLogin = services.auth.shareLoginCounts((login) => pool.shareLogin(login));
   try {
     await pool.start();
   } catch (error) {

@@ -9,7 +9,7 @@ import type { PgveilConfig } from '../config/index.js';
 import type { CliIo } from './cliIo.js';
 import { serveUntilStopped } from './serveLoop.js';
 import { startServices } from './services.js';
-import { asPrimaryMessage, cancelMessage, type WorkerMessage } from './workerMessages.js';
+import { asPrimaryMessage, cancelMessage, loginCountedMessage, type WorkerMessage } from './workerMessages.js';
 
 export interface ServeWorkerOptions {
   readonly file: string;
@@ -21,20 +21,15 @@ export interface ServeWorkerOptions {
 }
 
 /**
- * The connection limits and the failed-login limits are the instance's: each worker admits its
- * share, so N workers together do not open N times the connections PostgreSQL was sized for, nor
- * let a password guesser, whose connections the primary deals out in turn, try N times as often.
+ * The connection limits are the instance's: each worker admits its share, so N workers together do
+ * not open N times the connections PostgreSQL was sized for. The failed-login limits need no share:
+ * the counts themselves are shared, through the primary.
  */
 function workerShare(config: PgveilConfig, workers: number): PgveilConfig {
   if (config.proxy === undefined || !(workers > 1)) return config;
   const share = (limit: number): number => Math.max(1, Math.ceil(limit / workers));
-  const rate = config.api.loginRateLimit;
   return {
     ...config,
-    api: {
-      ...config.api,
-      loginRateLimit: { ...rate, maxFailuresPerAccount: share(rate.maxFailuresPerAccount), maxFailuresPerClient: share(rate.maxFailuresPerClient) },
-    },
     proxy: { ...config.proxy, maxClientConnections: share(config.proxy.maxClientConnections), maxPendingLogins: share(config.proxy.maxPendingLogins) },
   };
 }
@@ -50,10 +45,13 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     logger, env: io.env,
     proxyWorker: { slot, workers: options.workers, toWorker: (workerSlot, processId, secretKey) => send(cancelMessage(workerSlot, processId, secretKey)) },
   });
+  const countLogin = services.auth.shareLoginCounts((login) => send(loginCountedMessage(login)));
   const onMessage = (raw: unknown): void => {
     const message = asPrimaryMessage(raw);
     if (message === undefined) return;
-    if (message.kind === 'pgveil.reload') {
+    if (message.kind === 'pgveil.login') {
+      countLogin(message.login);
+    } else if (message.kind === 'pgveil.reload') {
       logger.debug('proxy worker: reloading, as the primary got SIGHUP');
       // The same listeners as a SIGHUP sent to this process: configuration and policy file.
       process.emit('SIGHUP', 'SIGHUP');

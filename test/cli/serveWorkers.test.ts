@@ -24,6 +24,7 @@ interface LogLine { msg?: string; worker?: number; to?: number; why?: string; le
 
 interface RunningServe {
   child: ChildProcess;
+  apiPort: number;
   lines(): LogLine[];
   stdout(): string;
   exited: Promise<number | null>;
@@ -53,9 +54,10 @@ async function serveConfig(proxy: Record<string, unknown>, extra: Record<string,
 }
 
 async function startServe(file: string, masterKey: string): Promise<RunningServe> {
+  const apiPort = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', file], {
     env: {
-      ...process.env, PGVEIL_MASTER_KEY: masterKey, PGVEIL_API_PORT: String(await freePort()),
+      ...process.env, PGVEIL_MASTER_KEY: masterKey, PGVEIL_API_PORT: String(apiPort),
       PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'debug',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,7 +67,7 @@ async function startServe(file: string, masterKey: string): Promise<RunningServe
   child.stderr?.on('data', (d: Buffer) => { stdout += d.toString(); });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const running: RunningServe = {
-    child, exited, stdout: () => stdout,
+    child, apiPort, exited, stdout: () => stdout,
     lines: () => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine),
   };
   // The primary's line (workers say it too, before the primary is ready for signals).
@@ -292,23 +294,33 @@ describe('proxy.workers and the connection limits', () => {
     }
   });
 
-  it('two workers together lock a password guesser after maxFailuresPerAccount, not twice as many', async () => {
+  it('the API and both workers count failed logins together: one budget of maxFailuresPerAccount for the instance', async () => {
     const proxyPort = await freePort();
     const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
     const doc = parseDocument(await readFile(file, 'utf8'));
     doc.setIn(['api', 'loginRateLimit', 'maxFailuresPerAccount'], 4);
     await writeFile(file, doc.toString());
     const serve = await startServe(file, generateMasterKey());
+    const apiLogin = (secret: string): Promise<Response> => fetch(`http://127.0.0.1:${serve.apiPort}/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ops@example.com', password: secret }),
+    });
     try {
-      // Six wrong passwords, dealt out in turn: three per worker, past each worker's share of four.
-      for (let i = 0; i < 6; i++) await expect(connect(proxyPort, `${password}-wrong`)).rejects.toHaveProperty('code');
+      // Two wrong passwords at the API (the primary), one at each worker: four in all, the limit.
+      for (let i = 0; i < 2; i++) expect((await apiLogin(`${password}-wrong`)).status).toBe(401);
+      for (let i = 0; i < 2; i++) {
+        await expect(connect(proxyPort, `${password}-wrong`)).rejects.toMatchObject({ code: '28P01' });
+      }
+      // Locked everywhere, even for the right password: both workers (dealt out in turn) and the API.
       for (let i = 0; i < 2; i++) {
         await expect(connect(proxyPort, password)).rejects.toMatchObject({ code: '28000', message: expect.stringContaining('too many failed logins') });
       }
+      expect((await apiLogin(password)).status).toBe(429);
+      expect(serve.stdout()).not.toContain(password);
     } finally {
       await stopServe(serve);
     }
-  });
+    // Eight scrypt checks in three processes: slow on a loaded machine.
+  }, 90_000);
 });
 
 describe('two pgveil instances as peers', () => {
