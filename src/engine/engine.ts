@@ -1,7 +1,7 @@
 import { Keyring } from '../keys/index.js';
 import { createFpeCipher } from './crypto/createFpeCipher.js';
 import type { FpeCipher } from './crypto/fpeCipher.js';
-import type { Engine, EngineConfig } from './engineTypes.js';
+import type { EngineConfig, EngineWithValueProtection } from './engineTypes.js';
 import { ProtectionError, isElementFailure, type ElementFailure } from './errors.js';
 import type { KindHandler } from './kinds/kind.js';
 import { KIND_HANDLERS } from './kinds/registry.js';
@@ -9,6 +9,7 @@ import { Tokeniser } from './tokens/tokeniser.js';
 import { resolveOptions } from './options.js';
 import { inSlices } from './slicedWork.js';
 import { DEFAULT_MAX_VALUE_BYTES, indexesLongerThan, maxTokenBytes } from './valueLimits.js';
+import { createValueProtection, type ValueProtection } from './valueProtection.js';
 import {
   KINDS, isKind, type Kind, type ProtectionResponse, type ProtectOptions, type ResolvedOptions,
 } from './types.js';
@@ -55,7 +56,7 @@ function protectResponse(result: string[], opts: ResolvedOptions, given: Protect
   return response;
 }
 
-class ProtectionEngine implements Engine {
+class ProtectionEngine implements EngineWithValueProtection {
   private readonly keyring: Keyring;
   private readonly tokeniser: Tokeniser;
   /** By kind, then scope: two lookups, no key string built per call. */
@@ -85,11 +86,34 @@ class ProtectionEngine implements Engine {
     return cipher;
   }
 
+  valueProtection(kindName: string, options?: ProtectOptions): ValueProtection {
+    const kind = requireKind(kindName);
+    return this.protectionOf(kind, resolveOptions(kind, options));
+  }
+
+  private protectionOf(kind: Kind, options: ResolvedOptions): ValueProtection {
+    return createValueProtection({
+      kind, handler: KIND_HANDLERS[kind], options, fpeCipher: () => this.fpeCipher(kind, options.scope),
+      tokeniser: this.tokeniser, maxValueBytes: this.maxValueBytes,
+    });
+  }
+
+  /**
+   * Whether a batch of one takes the single-value path: always but for fpe of a kind without
+   * one (whose value may need several permutation tables, which slices spread over turns).
+   */
+  private static oneValuePath(handler: KindHandler, opts: ResolvedOptions): boolean {
+    return opts.method !== 'fpe' || handler.fpeOne !== undefined;
+  }
+
   async protect(kindName: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse> {
     const kind = requireKind(kindName);
     const opts = resolveOptions(kind, options);
     const values = requireStrings(data);
     const handler = KIND_HANDLERS[kind];
+    if (values.length === 1 && ProtectionEngine.oneValuePath(handler, opts)) {
+      return protectResponse([this.protectionOf(kind, opts).protect(values[0] as string)], opts, options);
+    }
     if (opts.method === 'passthrough') return protectResponse([...values], opts, options);
     // Masks and redactions are cheap and linear; only the ciphers need the bound.
     const tooLong = opts.method === 'fpe' || opts.method === 'tokenise' ? indexesLongerThan(values, this.maxValueBytes) : [];
@@ -121,6 +145,11 @@ class ProtectionEngine implements Engine {
     const kind = requireKind(kindName);
     const opts = resolveOptions(kind, options);
     const values = requireStrings(data);
+    if (values.length === 1 && ProtectionEngine.oneValuePath(KIND_HANDLERS[kind], opts)) {
+      const out = this.protectionOf(kind, opts).unprotect(values[0] as string);
+      if (typeof out === 'string') return { operation: 'unprotect', result: [out] };
+      return { operation: 'unprotect', result: [...values], discrepancy: { [out.discrepancy]: [0] } };
+    }
     if (opts.method === 'fpe' || opts.method === 'tokenise') {
       // Longer than any token of a value within bounds: no token of ours, and dear to try.
       const notTokens = indexesLongerThan(values, maxTokenBytes(this.maxValueBytes));
@@ -200,6 +229,6 @@ function mapInSlices<T>(values: readonly string[], transform: (part: readonly st
 }
 
 /** Creates the protection engine. The same master key gives the same tokens everywhere. */
-export function createEngine(config: EngineConfig): Engine {
+export function createEngine(config: EngineConfig): EngineWithValueProtection {
   return new ProtectionEngine(config);
 }

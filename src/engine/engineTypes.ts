@@ -1,5 +1,6 @@
 import type { KeyVersionInput } from '../keys/index.js';
 import type { ProtectionResponse, ProtectOptions } from './types.js';
+import type { ValueProtection } from './valueProtection.js';
 
 export interface EngineConfig {
   /** 32 bytes, as a Buffer or base64 text. Version `keyVersion` (default 1). */
@@ -24,4 +25,15 @@ export interface Engine {
   protect(kind: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse>;
   /** Unprotects; elements that are no token come back unchanged and are listed in `discrepancy`. */
   unprotect(kind: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse>;
+}
+
+/** The engine createEngine makes: the batch calls, and protection of one value at a time. */
+export interface EngineWithValueProtection extends Engine {
+  /**
+   * The protection of `kind` under `options`, checked and resolved once, for a caller that
+   * protects one value per call (the proxy: one Bind or DataRow value after another). Its calls
+   * are synchronous and give exactly the bytes and refusals of protect / unprotect with a batch
+   * of that one value. Throws what protect throws for a bad kind or option.
+   */
+  valueProtection(kind: string, options?: ProtectOptions): ValueProtection;
 }

@@ -1,6 +1,9 @@
 /** The protection engine's public surface: `createEngine(config)` and the shapes it speaks. */
 export { createEngine } from './engine.js';
-export type { Engine, EngineConfig } from './engineTypes.js';
+export type { Engine, EngineConfig, EngineWithValueProtection } from './engineTypes.js';
+export {
+  INVALID_SCOPE, INVALID_TOKEN, type UnprotectDiscrepancy, type ValueProtection,
+} from './valueProtection.js';
 export { ProtectionError, type ProtectionErrorCode } from './errors.js';
 export { MAX_NOISE, MAX_SCOPE_BYTES } from './options.js';
 export {

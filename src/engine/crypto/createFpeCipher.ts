@@ -52,6 +52,32 @@ class AesFpeCipher implements FpeCipher {
     return this.cryptNumerals(radix, values, tweak, constraint?.leadingNonZero === true, true);
   }
 
+  cryptNumeralsInto(radix: number, x: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array, constraint?: NumeralConstraint): boolean {
+    const leadingNonZero = constraint?.leadingNonZero === true;
+    if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
+      throw new RangeError(`radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
+    }
+    const mode: NumeralsMode = leadingNonZero ? TweakMode.numeralsLeadingNonZero : TweakMode.numerals;
+    const { minLength, ff1MinLength } = numeralLengths(radix, leadingNonZero);
+    const n = x.length;
+    if (n < minLength) return false;
+    if (leadingNonZero && x[0] === 0) throw new RangeError('leadingNonZero: a value starts with numeral 0');
+    if (out.length !== n || out === x) throw new RangeError('the output must be another array of the input\'s length');
+    if (n < ff1MinLength) {
+      for (let p = 0; p < n; p++) {
+        if ((x[p] as number) >= radix) throw new RangeError(`numeral out of range for radix ${radix}`);
+      }
+      numberToNumerals(this.permuteOne(radix, x, tweak, mode, leadingNonZero, decrypt), radix, out, 0, n);
+      return true;
+    }
+    // As ff1Walk: again over the output while it starts with 0 (leadingNonZero only).
+    const ff1 = this.ff1For(radix);
+    const prefixed = ff1NumeralsTweaks(mode).of(tweak);
+    ff1.cryptInto(x, prefixed, decrypt, out);
+    while (leadingNonZero && out[0] === 0) ff1.cryptInto(Uint16Array.from(out), prefixed, decrypt, out);
+    return true;
+  }
+
   encryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[] {
     return this.cryptIntegers(domain, values, tweak, false);
   }
@@ -95,17 +121,18 @@ class AesFpeCipher implements FpeCipher {
           if ((x[p] as number) >= radix) throw new RangeError(`numeral out of range for radix ${radix}`);
         }
         const table = tables.get(radix ** n, tweakAt(tweak, j), () => permutationNumeralsPrefix(mode, radix, n));
-        const map = decrypt ? table.inverse : table.forward;
-        let y = map[numeralsToNumber(x, 0, n, radix)] as number;
-        // Cycle walk inside the permutation: x itself qualifies, so its cycle has a way out.
-        const lowest = leadingNonZero ? radix ** (n - 1) : 0;
-        while (y < lowest) y = map[y] as number;
         const result = new Uint16Array(n);
-        numberToNumerals(y, radix, result, 0, n);
+        numberToNumerals(permuted(table, radix, x, leadingNonZero, decrypt), radix, result, 0, n);
         out[j] = result;
       }
     }
     return out;
+  }
+
+  /** The small-domain permutation of one value (no memo: one table lookup). */
+  private permuteOne(radix: number, x: Uint16Array, tweak: Tweak, mode: NumeralsMode, leadingNonZero: boolean, decrypt: boolean): number {
+    const n = x.length;
+    return permuted(new TableMemo(this.secret).get(radix ** n, tweak, () => permutationNumeralsPrefix(mode, radix, n)), radix, x, leadingNonZero, decrypt);
   }
 
   private cryptIntegers(domain: bigint, values: readonly bigint[], tweak: Tweaks, decrypt: boolean): (bigint | null)[] {
@@ -197,6 +224,17 @@ function numeralLengths(radix: number, leadingNonZero: boolean): { minLength: nu
     lengthsByRadix.set(key, lengths);
   }
   return lengths;
+}
+
+/** x through the permutation table, as a number; leadingNonZero walks on past values below radix^(n-1). */
+function permuted(table: PermutationTable, radix: number, x: Uint16Array, leadingNonZero: boolean, decrypt: boolean): number {
+  const n = x.length;
+  const map = decrypt ? table.inverse : table.forward;
+  let y = map[numeralsToNumber(x, 0, n, radix)] as number;
+  // Cycle walk inside the permutation: x itself qualifies, so its cycle has a way out.
+  const lowest = leadingNonZero ? radix ** (n - 1) : 0;
+  while (y < lowest) y = map[y] as number;
+  return y;
 }
 
 function startsWithZero(x: Uint16Array): boolean {

@@ -39,6 +39,8 @@ export class FF1 {
   /** The round block of a one-value call: the code is synchronous, so one serves every call. */
   private readonly oneBlock = new Uint8Array(AES_BLOCK_BYTES);
   private readonly oneBase = new Uint8Array(AES_BLOCK_BYTES);
+  /** cryptOne's sizes by (length, tweak length), undefined where it does not apply. */
+  private readonly oneValueShapes = new Map<number, OneValueShape | undefined>();
 
   /** `addon`: the native rounds to use where they apply; null for TypeScript only (tests, comparisons). */
   constructor(key: Uint8Array, radix: number, addon: NativeFf1 | null = nativeFf1 ?? null) {
@@ -99,6 +101,46 @@ export class FF1 {
     return out;
   }
 
+  /**
+   * One value, written into `out` (x.length numerals, not x itself): what encrypt/decrypt([x],
+   * tweak)[0] gives, without the batch's arrays. The caller's buffers are reused across calls, so
+   * the native addon sees the same (already external) memory every time.
+   */
+  cryptInto(x: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): void {
+    this.checkNumerals(x);
+    if (tweak.length > MAX_TWEAK_BYTES) throw new RangeError(`FF1 tweaks are limited to ${MAX_TWEAK_BYTES} bytes`);
+    if (out.length !== x.length || out === x) throw new RangeError('FF1 output must be another array of the input\'s length');
+    const n = x.length;
+    if (this.native?.inRange(n)) {
+      this.native.cryptInto(x, tweak, decrypt, out);
+      return;
+    }
+    const shape = this.oneValueShape(n, tweak.length);
+    if (shape === undefined) {
+      out.set(this.cryptGroup([x], tweak, decrypt)[0] as Uint16Array);
+      return;
+    }
+    this.cryptOne(x, tweak, decrypt, shape.u, shape.b, shape.d, shape.roundByteAt, out);
+  }
+
+  /** cryptOne's sizes for (n, t), or undefined where it does not apply; cached (lengths are few). */
+  private oneValueShape(n: number, t: number): OneValueShape | undefined {
+    const key = n * GROUP_KEY_LENGTH_FACTOR + t;
+    const known = this.oneValueShapes.get(key);
+    if (known !== undefined || this.oneValueShapes.has(key)) return known;
+    const u = n >> 1;
+    const b = numeralStringBytes(this.radix, n - u);
+    const d = feistelOutputBytes(b);
+    const pad = (((-t - b - 1) % AES_BLOCK_BYTES) + AES_BLOCK_BYTES) % AES_BLOCK_BYTES;
+    const roundByteAt = t + pad;
+    const numBInFirstBlock = Math.min(b, AES_BLOCK_BYTES - 1 - (roundByteAt % AES_BLOCK_BYTES));
+    const fits = b === numBInFirstBlock && Math.ceil(d / AES_BLOCK_BYTES) === 1 && feistelArithmeticFor(this.radix, n) === 'number';
+    const shape = fits ? { u, b, d, roundByteAt } : undefined;
+    if (this.oneValueShapes.size >= P_CACHE_LIMIT) this.oneValueShapes.clear();
+    this.oneValueShapes.set(key, shape);
+    return shape;
+  }
+
   private checkNumerals(x: Uint16Array): void {
     if (x.length < this.minLength) {
       throw new RangeError(`FF1 radix ${this.radix} needs at least ${this.minLength} numerals (radix^length >= ${FF1_MIN_DOMAIN_SIZE})`);
@@ -130,7 +172,8 @@ export class FF1 {
     const sBlocks = Math.ceil(d / AES_BLOCK_BYTES);
 
     if (count === 1 && laterBlocks === 0 && sBlocks === 1 && feistelArithmeticFor(this.radix, n) === 'number') {
-      return [this.cryptOne(values[0] as Uint16Array, sharedTweak ?? (tweak[0] as Tweak), decrypt, u, b, d, roundByteAt)];
+      const x = values[0] as Uint16Array;
+      return [this.cryptOne(x, sharedTweak ?? (tweak[0] as Tweak), decrypt, u, b, d, roundByteAt, new Uint16Array(n))];
     }
     const base = this.roundIndependentChain(values.length, tweak, sharedTweak, n, u, t, roundByteAt);
     const halves = loadFeistelHalves(values, this.radix, u, v, decrypt);
@@ -180,7 +223,9 @@ export class FF1 {
    * the proxy's shape. The same steps with scalars and two reused blocks, so that a call costs
    * little beyond its ten AES calls; cryptGroup is the reference it must equal.
    */
-  private cryptOne(x: Uint16Array, tweak: Tweak, decrypt: boolean, u: number, b: number, d: number, roundByteAt: number): Uint16Array {
+  private cryptOne(
+    x: Uint16Array, tweak: Tweak, decrypt: boolean, u: number, b: number, d: number, roundByteAt: number, out: Uint16Array,
+  ): Uint16Array {
     const radix = this.radix;
     const n = x.length;
     const v = n - u;
@@ -219,7 +264,6 @@ export class FF1 {
       left = right;
       right = c;
     }
-    const out = new Uint16Array(n);
     numberToNumerals(decrypt ? right : left, radix, out, 0, u);
     numberToNumerals(decrypt ? left : right, radix, out, u, v);
     return out;
@@ -312,6 +356,13 @@ export class FF1 {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `FF1 { radix: ${this.radix} }`;
   }
+}
+
+interface OneValueShape {
+  readonly u: number;
+  readonly b: number;
+  readonly d: number;
+  readonly roundByteAt: number;
 }
 
 /** The one tweak all values share, when they do (same object), else undefined. */

@@ -28,6 +28,11 @@ export class NativeFf1Rounds {
     return known;
   }
 
+  /** One value into `out` (inRange(x.length); out is not x). */
+  cryptInto(x: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): void {
+    this.addon.crypt(this.context, this.radix, x.length, x, out, tweak, undefined, decrypt);
+  }
+
   /** All values share length n (inRange(n)). */
   cryptGroup(values: readonly Uint16Array[], tweak: Tweaks, sharedTweak: Tweak | undefined, decrypt: boolean): Uint16Array[] {
     const count = values.length;

@@ -28,6 +28,13 @@ export interface FpeCipher {
   encryptNumerals(radix: number, values: readonly Uint16Array[], tweak: Tweaks, constraint?: NumeralConstraint): (Uint16Array | null)[];
   decryptNumerals(radix: number, values: readonly Uint16Array[], tweak: Tweaks, constraint?: NumeralConstraint): (Uint16Array | null)[];
 
+  /**
+   * Optional: one value of encryptNumerals / decryptNumerals, written into `out` (x.length
+   * numerals, not x itself), for callers that protect one value at a time: the same numerals,
+   * without the batch's arrays. False where the batch gives `null`.
+   */
+  cryptNumeralsInto?(radix: number, x: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array, constraint?: NumeralConstraint): boolean;
+
   /** Encrypts integers in [0, domain). All values share the domain. `null` when domain < MIN_DOMAIN. */
   encryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[];
   decryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[];

@@ -15,7 +15,7 @@ import { DOMAIN_TOO_SMALL, INVALID_VALUE, type ElementFailure } from '../errors.
 import type { FpeCipher } from '../crypto/fpeCipher.js';
 import { MASK_CHAR, redactLayout } from '../methods/redact.js';
 import type { FpeDirection, KindHandler } from './kind.js';
-import { LayoutTweaks, digitRunLayout, maskAllButLastDigits } from './digitTemplate.js';
+import { LayoutTweaks, NumeralScratch, cryptOneNumerals, digitRunLayout, maskAllButLastDigits } from './digitTemplate.js';
 
 const MIN_DIGITS = 12;
 const MAX_DIGITS = 19;
@@ -103,6 +103,10 @@ export function isLuhnValidCcn(value: string): boolean {
   return luhnCheckDigit(scratchDigits, 0, count - 1) === scratchDigits[count - 1];
 }
 
+/** fpeOne's digits and card bodies (one per body length), reused: a call is synchronous. */
+const oneDigits = new Uint16Array(MAX_DIGITS);
+const oneBodies = new NumeralScratch();
+
 /** One reusable array of character codes per output length (formatting is synchronous). */
 const codesByLength: number[][] = Array.from({ length: MAX_LENGTH + 1 }, (_, n) => new Array<number>(n).fill(0));
 
@@ -167,6 +171,19 @@ export const ccnKind: KindHandler = {
       out[i] = format(values[i] ?? '', body, check);
     }
     return out;
+  },
+
+  /** fpe of one value: the same steps over reused buffers. */
+  fpeOne(value: string, direction: FpeDirection, cipher: FpeCipher): string | ElementFailure {
+    const layoutKey = parseInto(value, oneDigits, 0);
+    if (layoutKey < 0) return INVALID_VALUE;
+    const bodyLength = (layoutKey % 20) - 1;
+    const body = oneBodies.get(bodyLength);
+    for (let k = 0; k < bodyLength; k++) body[k] = oneDigits[k] as number;
+    const checkDelta = ((oneDigits[bodyLength] ?? 0) - luhnCheckDigit(oneDigits, 0, bodyLength) + 10) % 10;
+    const result = cryptOneNumerals(cipher, 10, body, tweakFor(layoutKey, value), direction);
+    if (!result) return DOMAIN_TOO_SMALL;
+    return format(value, result, (luhnCheckDigit(result, 0, bodyLength) + checkDelta) % 10);
   },
 
   /** Keeps the last four digits and the separators: "4111 1111 1111 1111" → "**** **** **** 1111". */

@@ -123,6 +123,58 @@ export function fpeAllDigits(
   return out;
 }
 
+/** Numeral buffers by length, reused by single-value calls (they are synchronous). */
+export class NumeralScratch {
+  private readonly byLength: Uint16Array[] = [];
+  private static readonly LONGEST = 64;
+
+  /** A buffer of `length` numerals; the same one on every call with that length (short lengths). */
+  get(length: number): Uint16Array {
+    if (length > NumeralScratch.LONGEST) return new Uint16Array(length);
+    let buffer = this.byLength[length];
+    if (buffer === undefined) {
+      buffer = new Uint16Array(length);
+      this.byLength[length] = buffer;
+    }
+    return buffer;
+  }
+}
+
+const oneInput = new NumeralScratch();
+const oneOutput = new NumeralScratch();
+
+/**
+ * Encrypts or decrypts one value's numerals with `tweak`: the cipher's single-value path where it
+ * has one, else its batch of one. The result may be a reused buffer: read it before the next call.
+ */
+export function cryptOneNumerals(cipher: FpeCipher, radix: number, numerals: Uint16Array, tweak: Uint8Array, direction: FpeDirection): Uint16Array | null {
+  if (cipher.cryptNumeralsInto) {
+    const out = oneOutput.get(numerals.length);
+    return cipher.cryptNumeralsInto(radix, numerals, tweak, direction === 'decrypt', out) ? out : null;
+  }
+  const results = direction === 'encrypt' ? cipher.encryptNumerals(radix, [numerals], [tweak]) : cipher.decryptNumerals(radix, [numerals], [tweak]);
+  return results[0] ?? null;
+}
+
+/** fpeAllDigits for one value: the same output, without the batch's arrays. */
+export function fpeOneAllDigits(
+  value: string,
+  direction: FpeDirection,
+  cipher: FpeCipher,
+  isValid: (value: string) => boolean,
+  tweaks: LayoutTweaks,
+): string | ElementFailure {
+  if (!isValid(value)) return INVALID_VALUE;
+  const numerals = oneInput.get(countDigits(value));
+  let k = 0;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (isDigitCode(code)) numerals[k++] = code - CODE_0;
+  }
+  const digits = cryptOneNumerals(cipher, 10, numerals, tweaks.get(digitRunLayout(value)), direction);
+  return digits ? withDigits(value, digits) : DOMAIN_TOO_SMALL;
+}
+
 /**
  * Mask for numbers: keeps every non-digit (sign, currency, separators), the leading zeros and
  * the first significant digit; every later digit becomes 0. "$1,234.56" → "$1,000.00",

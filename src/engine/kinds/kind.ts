@@ -24,8 +24,21 @@ export interface KindHandler {
    */
   fpe(values: readonly string[], direction: FpeDirection, cipher: FpeCipher, lang: Lang): (string | ElementFailure)[];
 
+  /**
+   * Optional: fpe of one value, for callers that protect one value at a time: exactly
+   * `fpe([value], ...)[0]`, without the batch's arrays. Only for kinds whose one value needs at
+   * most one small-domain permutation table (the most a batch's first slice may build).
+   */
+  fpeOne?(value: string, direction: FpeDirection, cipher: FpeCipher, lang: Lang): string | ElementFailure;
+
   /** One-way, keeps the kind-specific part documented in the README (last four, year, ...). */
   mask(value: string, lang: Lang): string;
   /** One-way, keeps only the layout (separators, format characters). */
   redact(value: string, lang: Lang): string;
+}
+
+/** `handler.fpe([value], ...)[0]`, through its single-value path where it has one. */
+export function fpeOneValue(handler: KindHandler, value: string, direction: FpeDirection, cipher: FpeCipher, lang: Lang): string | ElementFailure {
+  if (handler.fpeOne) return handler.fpeOne(value, direction, cipher, lang);
+  return handler.fpe([value], direction, cipher, lang)[0] as string | ElementFailure;
 }

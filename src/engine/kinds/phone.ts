@@ -7,7 +7,7 @@ import type { ElementFailure } from '../errors.js';
 import type { FpeCipher } from '../crypto/fpeCipher.js';
 import { MASK_CHAR, redactLayout } from '../methods/redact.js';
 import type { FpeDirection, KindHandler } from './kind.js';
-import { LayoutTweaks, countDigits, fpeAllDigits, isDigitCode, maskAllButLastDigits } from './digitTemplate.js';
+import { LayoutTweaks, countDigits, fpeAllDigits, fpeOneAllDigits, isDigitCode, maskAllButLastDigits } from './digitTemplate.js';
 
 const MIN_DIGITS = 3;
 const MAX_DIGITS = 20;
@@ -61,6 +61,10 @@ export const phoneKind: KindHandler = {
   /** All digits as radix-10 numerals; "+", parentheses and separators stay in place. */
   fpe(values: readonly string[], direction: FpeDirection, cipher: FpeCipher): (string | ElementFailure)[] {
     return fpeAllDigits(values, direction, cipher, isPhone, tweaks);
+  },
+
+  fpeOne(value: string, direction: FpeDirection, cipher: FpeCipher): string | ElementFailure {
+    return fpeOneAllDigits(value, direction, cipher, isPhone, tweaks);
   },
 
   /**

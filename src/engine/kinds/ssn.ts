@@ -6,7 +6,7 @@ import type { ElementFailure } from '../errors.js';
 import type { FpeCipher } from '../crypto/fpeCipher.js';
 import { MASK_CHAR, redactLayout } from '../methods/redact.js';
 import type { FpeDirection, KindHandler } from './kind.js';
-import { LayoutTweaks, fpeAllDigits, maskAllButLastDigits } from './digitTemplate.js';
+import { LayoutTweaks, fpeAllDigits, fpeOneAllDigits, maskAllButLastDigits } from './digitTemplate.js';
 
 const SSN = /^(?:\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4}|\d{9})$/;
 
@@ -37,6 +37,10 @@ export const ssnKind: KindHandler = {
   /** All nine digits as radix-10 numerals; the separators stay. */
   fpe(values: readonly string[], direction: FpeDirection, cipher: FpeCipher): (string | ElementFailure)[] {
     return fpeAllDigits(values, direction, cipher, isSsn, tweaks);
+  },
+
+  fpeOne(value: string, direction: FpeDirection, cipher: FpeCipher): string | ElementFailure {
+    return fpeOneAllDigits(value, direction, cipher, isSsn, tweaks);
   },
 
   /** Keeps the last four digits and the separators: "123-45-6789" → "***-**-6789". */

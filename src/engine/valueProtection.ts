@@ -1,0 +1,146 @@
+import type { FpeCipher } from './crypto/fpeCipher.js';
+import { ProtectionError, isElementFailure, type ElementFailure } from './errors.js';
+import { fpeOneValue, type KindHandler } from './kinds/kind.js';
+import type { Tokeniser } from './tokens/tokeniser.js';
+import type { Kind, Method, ResolvedOptions } from './types.js';
+import { isLongerThan, maxTokenBytes } from './valueLimits.js';
+
+/**
+ * Protection of one value at a time under options resolved once: what a caller that protects
+ * values one by one (the proxy) keeps per column, so that a value costs its own work and none of
+ * a request's (option checks, arrays, slicing, promises). Every output and every refusal is the
+ * one protect / unprotect give for that value as a batch of one.
+ */
+
+/** Why unprotect gave a value back unchanged: where a batch lists its index in `discrepancy`. */
+export interface UnprotectDiscrepancy {
+  readonly discrepancy: 'invalid_token' | 'invalid_scope';
+}
+export const INVALID_TOKEN: UnprotectDiscrepancy = Object.freeze({ discrepancy: 'invalid_token' });
+export const INVALID_SCOPE: UnprotectDiscrepancy = Object.freeze({ discrepancy: 'invalid_scope' });
+
+/** One (kind, method, scope, noise, lang), checked and resolved once, applied to one value per call. */
+export interface ValueProtection {
+  readonly kind: Kind;
+  readonly method: Method;
+  /**
+   * `protect(kind, [value], options).result[0]`, synchronously. Throws the ProtectionError that
+   * call rejects with (same code and message, indexes [0]).
+   */
+  protect(value: string): string;
+  /**
+   * `unprotect(kind, [value], options)`, synchronously: the plaintext, or INVALID_TOKEN /
+   * INVALID_SCOPE where that call gives the value back unchanged and lists it in `discrepancy`.
+   * Throws what that call throws (not_reversible for mask and redact).
+   */
+  unprotect(value: string): string | UnprotectDiscrepancy;
+}
+
+/** What a ValueProtection works with: the engine's parts for one kind and set of options. */
+export interface ValueProtectionParts {
+  readonly kind: Kind;
+  readonly handler: KindHandler;
+  readonly options: ResolvedOptions;
+  /** The kind's cipher for the scope (fpe only; asked for once). */
+  readonly fpeCipher: () => FpeCipher;
+  readonly tokeniser: Tokeniser;
+  readonly maxValueBytes: number;
+}
+
+function notAString(): ProtectionError {
+  return new ProtectionError('not_a_string', 'every element of data must be a string', [0]);
+}
+
+/** The error protect throws for an element `fpe` could not transform (see throwOnFailures). */
+export function fpeFailureError(failure: ElementFailure, kind: Kind): ProtectionError {
+  if (failure.failure === 'invalid_value') return new ProtectionError('invalid_value', `values are not of kind ${kind}`, [0]);
+  return new ProtectionError('domain_too_small', 'values too short to encrypt format-preserving (fewer than 100 possible values); use tokenise', [0]);
+}
+
+class OneValueProtection implements ValueProtection {
+  readonly kind: Kind;
+  readonly method: Method;
+  private readonly handler: KindHandler;
+  private readonly options: ResolvedOptions;
+  private readonly tokeniser: Tokeniser;
+  private readonly maxValueBytes: number;
+  private readonly maxTokenBytes: number;
+  private readonly cipher: FpeCipher | undefined;
+
+  constructor(parts: ValueProtectionParts) {
+    this.kind = parts.kind;
+    this.method = parts.options.method;
+    this.handler = parts.handler;
+    this.options = parts.options;
+    this.tokeniser = parts.tokeniser;
+    this.maxValueBytes = parts.maxValueBytes;
+    this.maxTokenBytes = maxTokenBytes(parts.maxValueBytes);
+    this.cipher = this.method === 'fpe' ? parts.fpeCipher() : undefined;
+  }
+
+  protect(value: string): string {
+    if (typeof value !== 'string') throw notAString();
+    const { handler, options } = this;
+    switch (options.method) {
+      case 'passthrough':
+        return value;
+      case 'mask':
+        this.requireValid(value);
+        return handler.mask(value, options.lang);
+      case 'redact':
+        this.requireValid(value);
+        return handler.redact(value, options.lang);
+      case 'fpe': {
+        this.requireShortEnough(value);
+        const out = fpeOneValue(handler, value, 'encrypt', this.cipher as FpeCipher, options.lang);
+        if (isElementFailure(out)) throw fpeFailureError(out, this.kind);
+        return out;
+      }
+      case 'tokenise':
+        this.requireShortEnough(value);
+        this.requireValid(value);
+        return this.tokeniser.protect(this.kind, [value], options.scope, options.noise, options.lang)[0] as string;
+    }
+  }
+
+  unprotect(value: string): string | UnprotectDiscrepancy {
+    if (typeof value !== 'string') throw notAString();
+    const { options } = this;
+    switch (options.method) {
+      case 'mask':
+      case 'redact':
+        throw new ProtectionError('not_reversible', `${options.method} is one-way: there is nothing to unprotect`);
+      case 'passthrough':
+        return value;
+      case 'fpe': {
+        // Longer than any token of a value within bounds: no token of ours, and dear to try.
+        if (isLongerThan(value, this.maxTokenBytes)) return INVALID_TOKEN;
+        const out = fpeOneValue(this.handler, value, 'decrypt', this.cipher as FpeCipher, options.lang);
+        return isElementFailure(out) ? INVALID_TOKEN : out;
+      }
+      case 'tokenise': {
+        if (isLongerThan(value, this.maxTokenBytes)) return INVALID_TOKEN;
+        const outcome = this.tokeniser.unprotect(this.kind, [value], options.scope);
+        if (outcome.invalidToken.length > 0) return INVALID_TOKEN;
+        if (outcome.invalidScope.length > 0) return INVALID_SCOPE;
+        return outcome.result[0] as string;
+      }
+    }
+  }
+
+  private requireValid(value: string): void {
+    if (!this.handler.isValid(value, this.options.lang)) {
+      throw new ProtectionError('invalid_value', `values are not of kind ${this.kind}`, [0]);
+    }
+  }
+
+  private requireShortEnough(value: string): void {
+    if (isLongerThan(value, this.maxValueBytes)) {
+      throw new ProtectionError('value_too_long', `values longer than ${this.maxValueBytes} bytes`, [0]);
+    }
+  }
+}
+
+export function createValueProtection(parts: ValueProtectionParts): ValueProtection {
+  return new OneValueProtection(parts);
+}
