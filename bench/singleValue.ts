@@ -1,7 +1,9 @@
 /**
  * One value per call, the proxy's shape, beside the same values 1 000 per call, in one process:
  * values per CPU-second (process.cpuUsage, steadier than wall time on a shared machine) and the
- * ratio. Rounds alternate the two so that noise hits both alike; the median round is printed.
+ * ratios. One value per call is measured twice: `protect(kind, [value])` (a batch of one, awaited)
+ * and `valueProtection(kind, options).protect(value)` (resolved once, synchronous: what the proxy
+ * can hold per column). Rounds alternate them so that noise hits all alike; medians are printed.
  * Run: npx tsx bench/singleValue.ts   Environment: KIND (ccn), METHOD (fpe), ROUNDS (5), VALUES (20000);
  * PGVEIL_NATIVE=0 for FF1 in TypeScript only.
  */
@@ -31,6 +33,13 @@ async function singles(): Promise<number> {
   return VALUES / (cpuSeconds() - start);
 }
 
+function compiled(): number {
+  const one = engine.valueProtection(kind, options);
+  const start = cpuSeconds();
+  for (let i = 0; i < VALUES; i++) one.protect(values[i % values.length] as string);
+  return VALUES / (cpuSeconds() - start);
+}
+
 async function batches(): Promise<number> {
   const start = cpuSeconds();
   for (let i = 0; i < VALUES; i += values.length) await engine.protect(kind, values, options);
@@ -39,12 +48,16 @@ async function batches(): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
 await singles();
+compiled();
 await batches();
 const one: number[] = [];
+const held: number[] = [];
 const many: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   one.push(await singles());
+  held.push(compiled());
   many.push(await batches());
 }
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US').padStart(10);
-console.log(`${kind} ${method} (native FF1 ${nativeFf1Status}): ×1 ${fmt(median(one))} values/CPU-s, ×1000 ${fmt(median(many))} values/CPU-s, ratio ${(median(one) / median(many)).toFixed(3)}`);
+const batch = median(many);
+console.log(`${kind} ${method} (native FF1 ${nativeFf1Status}), values/CPU-s: ×1000 ${fmt(batch)}; ×1 protect([v]) ${fmt(median(one))}, ratio ${(median(one) / batch).toFixed(3)}; ×1 valueProtection ${fmt(median(held))}, ratio ${(median(held) / batch).toFixed(3)}`);

@@ -10,6 +10,7 @@ import { resolveOptions } from './options.js';
 import { inSlices } from './slicedWork.js';
 import { DEFAULT_MAX_VALUE_BYTES, indexesLongerThan, maxTokenBytes } from './valueLimits.js';
 import { createValueProtection, type ValueProtection } from './valueProtection.js';
+import { HeldProtections } from './heldProtections.js';
 import {
   KINDS, isKind, type Kind, type ProtectionResponse, type ProtectOptions, type ResolvedOptions,
 } from './types.js';
@@ -62,6 +63,8 @@ class ProtectionEngine implements EngineWithValueProtection {
   /** By kind, then scope: two lookups, no key string built per call. */
   private readonly fpeCiphers = new Map<Kind, Map<string, FpeCipher>>();
   private readonly maxValueBytes: number;
+  /** One-value protections by the caller's options object. */
+  private readonly held = new HeldProtections();
 
   constructor(config: EngineConfig) {
     const version = config.keyVersion ?? 1;
@@ -102,18 +105,36 @@ class ProtectionEngine implements EngineWithValueProtection {
    * Whether a batch of one takes the single-value path: always but for fpe of a kind without
    * one (whose value may need several permutation tables, which slices spread over turns).
    */
+  /** The caller's options resolved (from the held protection when `options` is one it has seen). */
+  private oneValueProtection(kind: Kind, options: ProtectOptions | undefined, opts: ResolvedOptions): ValueProtection {
+    const held = this.held.get(kind, options);
+    if (held !== undefined) return held.protection;
+    const protection = this.protectionOf(kind, opts);
+    this.held.hold(kind, options, opts, protection);
+    return protection;
+  }
+
   private static oneValuePath(handler: KindHandler, opts: ResolvedOptions): boolean {
     return opts.method !== 'fpe' || handler.fpeOne !== undefined;
   }
 
-  async protect(kindName: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse> {
-    const kind = requireKind(kindName);
-    const opts = resolveOptions(kind, options);
-    const values = requireStrings(data);
-    const handler = KIND_HANDLERS[kind];
-    if (values.length === 1 && ProtectionEngine.oneValuePath(handler, opts)) {
-      return protectResponse([this.protectionOf(kind, opts).protect(values[0] as string)], opts, options);
+  /** Not async: a batch of one is answered with one settled promise, not an async function's. */
+  protect(kindName: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse> {
+    try {
+      const kind = requireKind(kindName);
+      const opts = this.held.get(kind, options)?.options ?? resolveOptions(kind, options);
+      const values = requireStrings(data);
+      if (values.length === 1 && ProtectionEngine.oneValuePath(KIND_HANDLERS[kind], opts)) {
+        return Promise.resolve(protectResponse([this.oneValueProtection(kind, options, opts).protect(values[0] as string)], opts, options));
+      }
+      return this.protectBatch(kind, opts, values, options);
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  private async protectBatch(kind: Kind, opts: ResolvedOptions, values: readonly string[], options: ProtectOptions | undefined): Promise<ProtectionResponse> {
+    const handler = KIND_HANDLERS[kind];
     if (opts.method === 'passthrough') return protectResponse([...values], opts, options);
     // Masks and redactions are cheap and linear; only the ciphers need the bound.
     const tooLong = opts.method === 'fpe' || opts.method === 'tokenise' ? indexesLongerThan(values, this.maxValueBytes) : [];
@@ -141,15 +162,23 @@ class ProtectionEngine implements EngineWithValueProtection {
     return protectResponse(result, opts, options);
   }
 
-  async unprotect(kindName: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse> {
-    const kind = requireKind(kindName);
-    const opts = resolveOptions(kind, options);
-    const values = requireStrings(data);
-    if (values.length === 1 && ProtectionEngine.oneValuePath(KIND_HANDLERS[kind], opts)) {
-      const out = this.protectionOf(kind, opts).unprotect(values[0] as string);
-      if (typeof out === 'string') return { operation: 'unprotect', result: [out] };
-      return { operation: 'unprotect', result: [...values], discrepancy: { [out.discrepancy]: [0] } };
+  unprotect(kindName: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse> {
+    try {
+      const kind = requireKind(kindName);
+      const opts = this.held.get(kind, options)?.options ?? resolveOptions(kind, options);
+      const values = requireStrings(data);
+      if (values.length === 1 && ProtectionEngine.oneValuePath(KIND_HANDLERS[kind], opts)) {
+        const out = this.oneValueProtection(kind, options, opts).unprotect(values[0] as string);
+        if (typeof out === 'string') return Promise.resolve({ operation: 'unprotect', result: [out] });
+        return Promise.resolve({ operation: 'unprotect', result: [...values], discrepancy: { [out.discrepancy]: [0] } });
+      }
+      return this.unprotectBatch(kind, opts, values, options);
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  private async unprotectBatch(kind: Kind, opts: ResolvedOptions, values: readonly string[], options: ProtectOptions | undefined): Promise<ProtectionResponse> {
     if (opts.method === 'fpe' || opts.method === 'tokenise') {
       // Longer than any token of a value within bounds: no token of ours, and dear to try.
       const notTokens = indexesLongerThan(values, maxTokenBytes(this.maxValueBytes));
