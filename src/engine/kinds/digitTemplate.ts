@@ -172,7 +172,27 @@ export function fpeOneAllDigits(
     if (isDigitCode(code)) numerals[k++] = code - CODE_0;
   }
   const digits = cryptOneNumerals(cipher, 10, numerals, tweaks.get(digitRunLayout(value)), direction);
-  return digits ? withDigits(value, digits) : DOMAIN_TOO_SMALL;
+  return digits ? withDigitCodes(value, digits) : DOMAIN_TOO_SMALL;
+}
+
+/** Character-code arrays by length, reused by withDigitCodes (it is synchronous). */
+const codesByLength: number[][] = [];
+const LONGEST_REUSED_CODES = 128;
+
+/** withDigits, built from character codes in one String.fromCharCode call (cheaper for one value). */
+function withDigitCodes(value: string, digits: ArrayLike<number>): string {
+  const length = value.length;
+  let codes = codesByLength[length];
+  if (codes === undefined) {
+    codes = new Array<number>(length).fill(0);
+    if (length <= LONGEST_REUSED_CODES) codesByLength[length] = codes;
+  }
+  let k = 0;
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    codes[i] = isDigitCode(code) ? CODE_0 + (digits[k++] ?? 0) : code;
+  }
+  return String.fromCharCode.apply(null, codes);
 }
 
 /**
