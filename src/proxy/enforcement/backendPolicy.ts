@@ -24,7 +24,8 @@ const FIRST_NORMAL_OID = 16384;
 const BATCH_BYTES = 1 << 20;
 const DDL_TAG = /^(CREATE|ALTER|DROP|IMPORT|REFRESH|SECURITY LABEL)\b/;
 
-type Rewrite = (frames: Buffer[]) => Promise<Buffer[]>;
+/** Rewrites a batch of held frames; returns them, in order, as one buffer. */
+type Rewrite = (frames: Buffer[]) => Promise<Buffer>;
 
 type RevealingFields = readonly { readonly policy: { readonly key: string }; readonly action: string }[];
 
@@ -69,33 +70,40 @@ export class BackendPolicy {
     }
     const plan = head?.kind === 'execute' ? this.portalPlan(head.portal) : head?.kind === 'query' ? this.queryPlan : undefined;
     if (plan === undefined) return undefined;
+    // A batch holds rows of one result only (whatever ends a result flushes it first): the first row's rewrite serves it.
+    this.heldRewrite ??= this.dataRowsRewrite(plan);
+    return this.hold(frame);
+  }
+
+  private dataRowsRewrite(plan: ResultPlan): Rewrite {
     const engine = this.state.services.engine;
     const metrics = this.state.services.metrics;
     const dateStyle = this.state.settings.dateStyle;
     const revealed = plaintextColumns(plan.fields);
     const state = this.state;
-    return this.hold(frame, (rows) => {
+    return (rows) => {
       // Recorded before the batch can leave: the audit line precedes the plaintext.
       if (revealed.length > 0) state.revealed(revealed, rows.length);
       return rewriteDataRows(rows, plan, engine, metrics, dateStyle);
-    });
+    };
   }
 
   private copyData(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const rewriter = this.copyOut;
     if (rewriter === undefined) return undefined;
-    const revealed = plaintextColumns(rewriter.columns);
-    const state = this.state;
-    return this.hold(frame, (rows) => {
-      if (revealed.length > 0) state.revealed(revealed, rows.length);
-      return rewriter.rewrite(rows);
-    });
+    if (this.heldRewrite === undefined) {
+      const revealed = plaintextColumns(rewriter.columns);
+      const state = this.state;
+      this.heldRewrite = async (rows) => {
+        if (revealed.length > 0) state.revealed(revealed, rows.length);
+        return Buffer.concat(await rewriter.rewrite(rows));
+      };
+    }
+    return this.hold(frame);
   }
 
   /** Holds a frame for the batch; hands the batch over once it is full. */
-  private hold(frame: Buffer, rewrite: Rewrite): MessageVerdict | Promise<MessageVerdict> {
-    // A batch holds rows of one result only: whatever ends a result flushes it first.
-    this.heldRewrite ??= rewrite;
+  private hold(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     this.held.push(frame);
     this.heldBytes += frame.length;
     if (this.held.length < BATCH_ROWS && this.heldBytes < BATCH_BYTES) return DROP;
@@ -109,7 +117,7 @@ export class BackendPolicy {
     this.heldBytes = 0;
     this.heldRewrite = undefined;
     if (rewrite === undefined || frames.length === 0) return Buffer.concat(frames);
-    return Buffer.concat(await rewrite(frames));
+    return rewrite(frames);
   }
 
   private portalPlan(portal: PortalInfo | undefined): ResultPlan | undefined {

@@ -1,8 +1,9 @@
 /**
  * Rewrites a batch of DataRows of one result set: only the planned fields change, each with one
- * engine call for the whole batch. Text values are UTF-8; binary ones go through the type's codec.
- * Nothing here fails mid-stream: what cannot be revealed goes out as stored (or NULL for a mask
- * view, whose role may not see what is stored).
+ * engine call for the whole batch (the columns' calls issued together, so they share a loop
+ * turn). Text values are UTF-8; binary ones go through the type's codec. The batch comes back as
+ * one buffer. Nothing here fails mid-stream: what cannot be revealed goes out as stored (or NULL
+ * for a mask view, whose role may not see what is stored).
  */
 import type { Engine } from '../../../engine/index.js';
 import type { PolicyMetrics } from '../policyMetrics.js';
@@ -10,8 +11,7 @@ import type { PlannedField, ResultPlan } from './resultPlan.js';
 import { decodeBinary, encodeBinary, TYPE_OIDS } from '../valueCodecs/valueCodecs.js';
 import { KEEP, revealColumn } from './valueRevealer.js';
 import { fromIsoDate, toIsoDate, type DateStyle } from '../valueCodecs/dateStyle.js';
-import { dataRowFields } from '../../protocol/messageReaders.js';
-import { dataRowMessage } from '../../protocol/messages.js';
+import { ABSENT, DataRowBatch } from './dataRowBatch.js';
 
 /** Hides the plaintext unless the action shows stored values as they are. */
 function fallbackFor(field: PlannedField): null | typeof KEEP {
@@ -28,64 +28,77 @@ function isTextDate(field: PlannedField): boolean {
   return field.typeOid === TYPE_OIDS.date && field.format === 0;
 }
 
+const fieldIndexesOf = new WeakMap<ResultPlan, number[]>();
+
+/** The plan's field indexes, ascending (planResult lists them in order), once per plan. */
+function fieldIndexes(plan: ResultPlan): number[] {
+  let indexes = fieldIndexesOf.get(plan);
+  if (indexes === undefined) {
+    indexes = plan.fields.map((field) => field.index);
+    fieldIndexesOf.set(plan, indexes);
+  }
+  return indexes;
+}
+
 export async function rewriteDataRows(
   rows: readonly Buffer[], plan: ResultPlan, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle,
-): Promise<Buffer[]> {
-  const ranges = rows.map((row) => dataRowFields(row));
-  const replacements: (Buffer | null | undefined)[][] = rows.map(() => new Array<Buffer | null | undefined>(plan.fieldCount));
-  for (const field of plan.fields) {
-    const positions: number[] = [];
-    const stored: string[] = [];
-    const widths: number[] = [];
-    ranges.forEach((fields, rowIndex) => {
-      const range = fields[field.index];
-      if (range === null || range === undefined) return; // NULL stays NULL
-      const bytes = (rows[rowIndex] as Buffer).subarray(range[0], range[1]);
-      let text: string | undefined = field.format === 1 ? decodeBinary(field.typeOid, bytes) : bytes.toString('utf8');
-      if (text === undefined) {
-        metrics.undecodableValues++;
-        const fallback = fallbackFor(field);
-        if (fallback === null) (replacements[rowIndex] as (Buffer | null | undefined)[])[field.index] = null;
-        return;
-      }
-      if (isPadded(field)) {
-        widths.push([...text].length);
-        text = text.replace(/ +$/, '');
-      }
-      if (isTextDate(field)) text = toIsoDate(text, dateStyle) ?? text;
-      positions.push(rowIndex);
-      stored.push(text);
-    });
-    if (stored.length === 0) continue;
-    const revealed = await revealColumn(engine, field.policy, field.action, stored, metrics);
-    revealed.forEach((value, i) => {
-      const rowIndex = positions[i] as number;
-      const row = replacements[rowIndex] as (Buffer | null | undefined)[];
-      if (value === KEEP) return;
-      if (value === null) {
-        row[field.index] = null;
-        return;
-      }
-      let text = value;
-      if (isPadded(field)) text = text.padEnd(widths[i] ?? 0, ' ');
-      if (isTextDate(field)) text = fromIsoDate(text, dateStyle);
-      const encoded = field.format === 1 ? encodeBinary(field.typeOid, text) : Buffer.from(text, 'utf8');
-      if (encoded === undefined) {
-        metrics.undecodableValues++;
-        if (fallbackFor(field) === null) row[field.index] = null;
-        return;
-      }
-      row[field.index] = encoded;
-    });
+): Promise<Buffer> {
+  const batch = new DataRowBatch(rows, fieldIndexes(plan));
+  await Promise.all(plan.fields.map((field, slot) => rewriteField(batch, slot, field, engine, metrics, dateStyle)));
+  return batch.write();
+}
+
+async function rewriteField(
+  batch: DataRowBatch, slot: number, field: PlannedField, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle,
+): Promise<void> {
+  const count = batch.rows.length;
+  const positions = new Int32Array(count);
+  const stored: string[] = [];
+  const padded = isPadded(field);
+  const textDate = isTextDate(field);
+  const binary = field.format === 1;
+  const widths: number[] = [];
+  for (let row = 0; row < count; row++) {
+    if (batch.length(row, slot) === ABSENT) continue; // NULL stays NULL
+    let text: string | undefined = binary ? decodeBinary(field.typeOid, batch.bytes(row, slot)) : batch.text(row, slot);
+    if (text === undefined) {
+      metrics.undecodableValues++;
+      if (fallbackFor(field) === null) batch.change(row, slot, null);
+      continue;
+    }
+    if (padded) {
+      widths.push([...text].length);
+      text = text.replace(/ +$/, '');
+    }
+    if (textDate) text = toIsoDate(text, dateStyle) ?? text;
+    positions[stored.length] = row;
+    stored.push(text);
   }
-  return rows.map((row, rowIndex) => {
-    const changes = replacements[rowIndex] as (Buffer | null | undefined)[];
-    if (!changes.some((value) => value !== undefined)) return row;
-    const fields = ranges[rowIndex] as (readonly [number, number] | null)[];
-    return dataRowMessage(fields.map((range, index) => {
-      const change = changes[index];
-      if (change !== undefined) return change;
-      return range === null ? null : row.subarray(range[0], range[1]);
-    }));
-  });
+  if (stored.length === 0) return;
+  const revealed = await revealColumn(engine, field.policy, field.action, stored, metrics);
+  // ISO output prints the engine's ISO date as it is.
+  const restyle = textDate && dateStyle.output !== 'ISO';
+  for (let i = 0; i < revealed.length; i++) {
+    const value = revealed[i];
+    if (value === KEEP || value === undefined) continue;
+    const row = positions[i] as number;
+    if (value === null) {
+      batch.change(row, slot, null);
+      continue;
+    }
+    let text = value;
+    if (padded) text = text.padEnd(widths[i] ?? 0, ' ');
+    if (restyle) text = fromIsoDate(text, dateStyle);
+    if (!binary) {
+      batch.change(row, slot, text);
+      continue;
+    }
+    const encoded = encodeBinary(field.typeOid, text);
+    if (encoded === undefined) {
+      metrics.undecodableValues++;
+      if (fallbackFor(field) === null) batch.change(row, slot, null);
+      continue;
+    }
+    batch.change(row, slot, encoded);
+  }
 }

@@ -1,0 +1,138 @@
+/**
+ * The batched DataRow rewriter (one buffer per batch, fields located in typed arrays) against the
+ * plain one (a field array per row, a message per changed row): the same bytes and the same
+ * counters for every read action, format and odd value.
+ */
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../../../src/engine/index.js';
+import { parsePolicies, type ColumnPolicy } from '../../../src/policy/index.js';
+import { createPolicyMetrics } from '../../../src/proxy/enforcement/policyMetrics.js';
+import type { PlannedField, ResultPlan } from '../../../src/proxy/enforcement/readPath/resultPlan.js';
+import { rewriteDataRows } from '../../../src/proxy/enforcement/readPath/rowRewriter.js';
+import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../../../src/proxy/enforcement/valueCodecs/dateStyle.js';
+import { encodeBinary, TYPE_OIDS } from '../../../src/proxy/enforcement/valueCodecs/valueCodecs.js';
+import { dataRowMessage } from '../../../src/proxy/protocol/messages.js';
+import { rewriteDataRowsPlainly } from './support/referenceRowRewriter.js';
+
+const policies = parsePolicies(`
+columns:
+  public.people.name: { kind: name, method: tokenise, scope: people, reveal: { app: plaintext, support: mask } }
+  public.people.ssn: { kind: ssn, method: fpe, scope: people, reveal: { app: plaintext, support: mask } }
+  public.people.born: { kind: date, method: fpe, scope: people, reveal: { app: plaintext, support: mask } }
+  public.people.uid: { kind: uuid, method: fpe, scope: people, reveal: { app: plaintext, support: mask } }
+  public.people.ip: { kind: ipv4, method: fpe, scope: people, reveal: { app: plaintext, support: mask } }
+`, 'policies.yaml').columns;
+
+function policy(column: string): ColumnPolicy {
+  const found = policies.find((candidate) => candidate.key.endsWith(`.${column}`));
+  if (found === undefined) throw new Error(`no policy for ${column}`);
+  return found;
+}
+
+const engine: Engine = createEngine({ masterKey: randomBytes(32) });
+const plaintext = {
+  name: ['Zoë Ångström', 'José', 'Li Wei', '李小龍', 'O\'Brien'],
+  ssn: ['123-45-6789', '234-56-7890', '345-67-8901'],
+  born: ['1990-05-17', '1975-12-01', '2001-02-28'],
+  uid: ['3f2504e0-4f89-41d3-9a0c-0305e82c3301', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'],
+  ip: ['192.168.1.20', '10.0.0.1'],
+};
+const tokens: Record<keyof typeof plaintext, string[]> = { name: [], ssn: [], born: [], uid: [], ip: [] };
+
+beforeAll(async () => {
+  for (const column of Object.keys(plaintext) as (keyof typeof plaintext)[]) {
+    tokens[column] = (await engine.protect(policy(column).kind, plaintext[column], policy(column).engineOptions)).result;
+  }
+});
+
+/** A deterministic pseudo-random sequence, so a failure can be replayed. */
+function sequence(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+type Column = { readonly name: keyof typeof plaintext; readonly typeOid: number; readonly format: number } | { readonly name: 'other' };
+
+/** A stored value as the server would send it: mostly tokens, some plaintext, odd bytes and NULLs. */
+function storedValue(column: Column, random: () => number): Buffer | null {
+  const roll = random();
+  if (roll < 0.1) return null;
+  if (column.name === 'other') return roll < 0.2 ? Buffer.alloc(0) : Buffer.from(`other ${Math.floor(random() * 1e6)} ✓`);
+  const pick = (values: string[]): string => values[Math.floor(random() * values.length)] as string;
+  let text = roll < 0.2 ? pick(plaintext[column.name]) : roll < 0.25 ? 'not a token at all' : pick(tokens[column.name]);
+  if (column.typeOid === TYPE_OIDS.bpchar) text = text.padEnd(text.length + Math.floor(random() * 3), ' ');
+  if (column.format === 0) return Buffer.from(text, 'utf8');
+  if (roll < 0.3) return Buffer.from([1, 2, 3]); // no codec reads it
+  return encodeBinary(column.typeOid, text) ?? Buffer.from([9]);
+}
+
+async function expectSameBytes(columns: readonly Column[], actions: readonly PlannedField['action'][], rowCount: number, seed: number, dateStyle: DateStyle): Promise<void> {
+  const random = sequence(seed);
+  const fields: PlannedField[] = [];
+  columns.forEach((column, index) => {
+    if (column.name === 'other') return;
+    fields.push({ index, policy: policy(column.name), action: actions[fields.length % actions.length] as PlannedField['action'], format: column.format, typeOid: column.typeOid, typmod: -1 });
+  });
+  const plan: ResultPlan = { fieldCount: columns.length, fields };
+  const rows = Array.from({ length: rowCount }, () => dataRowMessage(columns.map((column) => storedValue(column, random))));
+  const batchedMetrics = createPolicyMetrics();
+  const plainMetrics = createPolicyMetrics();
+  const batched = await rewriteDataRows(rows, plan, engine, batchedMetrics, dateStyle);
+  const plain = Buffer.concat(await rewriteDataRowsPlainly(rows, plan, engine, plainMetrics, dateStyle));
+  expect(batched.equals(plain)).toBe(true);
+  expect(batchedMetrics).toEqual(plainMetrics);
+}
+
+const TEXT_COLUMNS: Column[] = [
+  { name: 'other' },
+  { name: 'name', typeOid: TYPE_OIDS.text, format: 0 },
+  { name: 'ssn', typeOid: TYPE_OIDS.varchar, format: 0 },
+  { name: 'other' },
+  { name: 'born', typeOid: TYPE_OIDS.date, format: 0 },
+  { name: 'ip', typeOid: TYPE_OIDS.bpchar, format: 0 },
+];
+
+const BINARY_COLUMNS: Column[] = [
+  { name: 'born', typeOid: TYPE_OIDS.date, format: 1 },
+  { name: 'other' },
+  { name: 'uid', typeOid: TYPE_OIDS.uuid, format: 1 },
+  { name: 'ip', typeOid: TYPE_OIDS.inet, format: 1 },
+  { name: 'ssn', typeOid: TYPE_OIDS.text, format: 1 },
+];
+
+const ACTION_SETS: [string, PlannedField['action'][]][] = [['unprotect'], ['mask'], ['null'], ['unprotect-then-mask'], ['unprotect', 'mask', 'null']]
+  .map((actions) => [actions.join(' + '), actions as PlannedField['action'][]]);
+
+describe('rewriteDataRows (batched) against the plain rewriter', () => {
+  it.each(ACTION_SETS)('text columns, %s', async (_label, actions) => {
+    for (const [seed, style] of [[1, DEFAULT_DATE_STYLE], [2, parseDateStyle('German, DMY')], [3, parseDateStyle('SQL, DMY')], [4, parseDateStyle('Postgres, MDY')]] as const) {
+      await expectSameBytes(TEXT_COLUMNS, actions, 300, seed, style);
+    }
+  });
+
+  it.each(ACTION_SETS)('binary columns, %s', async (_label, actions) => {
+    await expectSameBytes(BINARY_COLUMNS, actions, 300, 7, DEFAULT_DATE_STYLE);
+  });
+
+  it('a batch of one row, and rows whose planned fields are all NULL', async () => {
+    await expectSameBytes(TEXT_COLUMNS, ['unprotect'], 1, 11, DEFAULT_DATE_STYLE);
+    const plan: ResultPlan = { fieldCount: 2, fields: [{ index: 1, policy: policy('ssn'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 }] };
+    const rows = [dataRowMessage([Buffer.from('a'), null]), dataRowMessage([null, null])];
+    expect(await rewriteDataRows(rows, plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE)).toEqual(Buffer.concat(rows));
+  });
+
+  it('reveals a token to the plaintext, leaves a non-token as stored and masks it for a mask view', async () => {
+    const plan = (action: PlannedField['action']): ResultPlan => ({ fieldCount: 2, fields: [{ index: 0, policy: policy('ssn'), action, format: 0, typeOid: TYPE_OIDS.text, typmod: -1 }] });
+    const rows = [dataRowMessage([Buffer.from(tokens.ssn[0] as string), Buffer.from('x')]), dataRowMessage([Buffer.from('plain text'), null])];
+    const metrics = createPolicyMetrics();
+    const revealed = await rewriteDataRows(rows, plan('unprotect'), engine, metrics, DEFAULT_DATE_STYLE);
+    expect(revealed).toEqual(Buffer.concat([dataRowMessage([Buffer.from(plaintext.ssn[0] as string), Buffer.from('x')]), rows[1] as Buffer]));
+    expect(metrics.unprotectFailures).toBe(1);
+    const nulled = await rewriteDataRows(rows, plan('null'), engine, createPolicyMetrics(), DEFAULT_DATE_STYLE);
+    expect(nulled).toEqual(Buffer.concat([dataRowMessage([null, Buffer.from('x')]), dataRowMessage([null, null])]));
+  });
+});
