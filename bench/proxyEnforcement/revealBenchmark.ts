@@ -4,10 +4,15 @@
  * the proxy as a role that sees tokens (the raw-bytes path). Protected INSERTs are measured by
  * insertBenchmark.ts. Run: npx tsx bench/proxyEnforcement/revealBenchmark.ts [rows]
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
 import pg from 'pg';
 import { ANALYST, APP, startPolicyHarness } from '../../test/proxy/enforcement/support/policyHarness.js';
 
 const ROWS = Number(process.argv[2] ?? 100_000);
+/** Set to a directory to write one CPU profile of each measured query (proxy, client and engine share this process). */
+const PROFILE_DIR = process.env.PGVEIL_BENCH_PROFILE_DIR;
 const harness = await startPolicyHarness();
 try {
   const direct = await harness.direct();
@@ -33,10 +38,26 @@ try {
   await writePolicies();
   const measure = async (label: string, client: pg.Client, sql: string): Promise<void> => {
     await client.query(sql);
+    const profiler = PROFILE_DIR === undefined ? undefined : new Session();
+    if (profiler !== undefined) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
+    const cpu0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     const result = await client.query(sql);
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    console.log(`${label}: ${result.rowCount} rows in ${seconds.toFixed(2)} s = ${Math.round((result.rowCount ?? 0) / seconds)} rows/s`);
+    const cpu = process.cpuUsage(cpu0);
+    if (profiler !== undefined && PROFILE_DIR !== undefined) {
+      const { profile } = await profiler.post('Profiler.stop');
+      await writeFile(path.join(PROFILE_DIR, `${label.trim().replace(/\W+/g, '-')}.cpuprofile`), JSON.stringify(profile));
+      profiler.disconnect();
+    }
+    const rows = result.rowCount ?? 0;
+    // CPU time per row (this process: client, proxy and engine) is steadier than rows/s on a busy machine.
+    const cpuMicrosPerRow = (cpu.user + cpu.system) / Math.max(1, rows);
+    console.log(`${label}: ${rows} rows in ${seconds.toFixed(2)} s = ${Math.round(rows / seconds)} rows/s, ${cpuMicrosPerRow.toFixed(2)} us CPU/row`);
   };
   const app = await harness.connect(APP);
   const analyst = await harness.connect(ANALYST);
@@ -64,7 +85,6 @@ function luhn(digits: string): string {
 }
 
 async function writePolicies(): Promise<void> {
-  const { writeFile } = await import('node:fs/promises');
   const { POLICIES_YAML } = await import('../../test/proxy/enforcement/support/policyHarness.js');
   const extra = `
   public.bulk.ssn: { kind: ssn, method: fpe, scope: customers, reveal: { app: plaintext } }
