@@ -93,7 +93,7 @@ export class DataRowBatch {
         out.writeInt32BE(-1, pos);
         pos += 4;
       } else if (typeof value === 'string') {
-        const written = out.write(value, pos + 4, 'utf8');
+        const written = writeUtf8(value, out, pos + 4);
         out.writeInt32BE(written, pos);
         pos += 4 + written;
       } else {
@@ -138,4 +138,20 @@ function copyRun(source: Buffer, start: number, end: number, out: Buffer, pos: n
   let to = pos;
   for (let from = start; from < end; from++) out[to++] = source[from] as number;
   return to;
+}
+
+/** Writes text as UTF-8 at `pos`; returns the bytes written (the buffer has room for them). */
+function writeUtf8(text: string, out: Buffer, pos: number): number {
+  // A short ASCII value (most revealed values) is cheaper to copy here than through a native call.
+  const length = text.length;
+  if (length <= 64) {
+    let i = 0;
+    for (; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x80) break;
+      out[pos + i] = code;
+    }
+    if (i === length) return length;
+  }
+  return out.write(text, pos, 'utf8');
 }
