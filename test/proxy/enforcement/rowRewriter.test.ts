@@ -32,7 +32,8 @@ function policy(column: string): ColumnPolicy {
 
 const engine: Engine = createEngine({ masterKey: randomBytes(32) });
 const plaintext = {
-  name: ['Zoë Ångström', 'José', 'Li Wei', '李小龍', 'O\'Brien'],
+  // Short and long (past the ASCII fast path), ASCII and not.
+  name: ['Zoë Ångström', 'José', 'Li Wei', '李小龍', 'O\'Brien', `Alexandra ${'Montgomery-'.repeat(8)}Smith`, `Ægir ${'Þórðarson '.repeat(8)}`],
   ssn: ['123-45-6789', '234-56-7890', '345-67-8901'],
   born: ['1990-05-17', '1975-12-01', '2001-02-28'],
   uid: ['3f2504e0-4f89-41d3-9a0c-0305e82c3301', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'],
