@@ -36,7 +36,7 @@ try {
   }
   await direct.end();
   await writePolicies();
-  const measure = async (label: string, client: pg.Client, sql: string): Promise<void> => {
+  const measure = async (label: string, client: pg.Client, sql: string): Promise<{ rowsPerSecond: number; cpuMicrosPerRow: number }> => {
     await client.query(sql);
     const profiler = PROFILE_DIR === undefined ? undefined : new Session();
     if (profiler !== undefined) {
@@ -58,14 +58,16 @@ try {
     // CPU time per row (this process: client, proxy and engine) is steadier than rows/s on a busy machine.
     const cpuMicrosPerRow = (cpu.user + cpu.system) / Math.max(1, rows);
     console.log(`${label}: ${rows} rows in ${seconds.toFixed(2)} s = ${Math.round(rows / seconds)} rows/s, ${cpuMicrosPerRow.toFixed(2)} us CPU/row`);
+    return { rowsPerSecond: rows / seconds, cpuMicrosPerRow };
   };
   const app = await harness.connect(APP);
   const analyst = await harness.connect(ANALYST);
   const plain = new pg.Client({ connectionString: harness.database.url });
   await plain.connect();
   await measure('direct              ', plain, 'SELECT ssn, card_number, birth_date FROM bulk');
-  await measure('proxy, tokens (pass)', analyst, 'SELECT ssn, card_number, birth_date FROM bulk');
-  await measure('proxy, 3 fpe reveal ', app, 'SELECT ssn, card_number, birth_date FROM bulk');
+  const pass = await measure('proxy, tokens (pass)', analyst, 'SELECT ssn, card_number, birth_date FROM bulk');
+  const reveal = await measure('proxy, 3 fpe reveal ', app, 'SELECT ssn, card_number, birth_date FROM bulk');
+  console.log(`reveal / pass: ${(reveal.rowsPerSecond / pass.rowsPerSecond).toFixed(2)} x rows/s, ${(pass.cpuMicrosPerRow / reveal.cpuMicrosPerRow).toFixed(2)} x by CPU per row`);
   for (const client of [app, analyst, plain]) await client.end();
 } finally {
   await harness.stop();
