@@ -7,19 +7,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
-import { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead, schemaFactsOf, unknownSessionEffects } from '../sql/index.js';
+import { unknownSessionEffects } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
-import { namesSystemRelation } from './catalog/systemRelations.js';
-import { certain, executedPlansRefusal, executePlanLookup, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
+import { certain, executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind } from './writePath/bindRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { mayOpenCopyIn, type PortalInfo, type SettleChanges, type StatementInfo } from './expectedReplies.js';
 import { preparedPathRefusal } from './writePath/preparedStatementPath.js';
-import { statementRuleRefusal } from './statementRuleGuard.js';
-import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement } from './writePath/statementRewriter.js';
-import { copyData, readBind, readExecutePortal, readParse, readQuery, readTarget } from '../protocol/messageReaders.js';
+import type { RewrittenStatement } from './writePath/statementRewriter.js';
+import { analysedText } from './analysedText.js';
+import { copyData, readBind, readExecutePortal, readParse, readQuery, readTarget, type ParseMessage } from '../protocol/messageReaders.js';
 import { bindMessage, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage, queryMessage } from '../protocol/messages.js';
 
 /** Fails at parse time in any session state; its syntax error is replaced by pgveil's message. */
@@ -61,64 +60,10 @@ export class FrontendPolicy {
     }
   }
 
-  /** `domain`: the search_path failure domain of the message (SessionSearchPath). */
-  private async analysed(sql: string, domain: number, batch: number, declaredParamCount = 0): Promise<RewrittenStatement> {
-    // Short texts (nearly all) skip the worker's round trip, and an extra await on the hot path.
-    if (sql.length < OFF_THREAD_PARSE_LENGTH) return this.analysedInPlace(sql, domain, batch, declaredParamCount);
-    await parseAhead(sql);
-    try {
-      return await this.analysedInPlace(sql, domain, batch, declaredParamCount);
-    } finally {
-      forgetParsed(sql);
-    }
-  }
-
-  private async analysedInPlace(sql: string, domain: number, batch: number, declaredParamCount: number): Promise<RewrittenStatement> {
-    const state = this.state;
-    let policies = await state.policies();
-    if (state.wantsNewerDefault(policies)) {
-      // The session's default search_path may be newer than this reading: read after its login.
-      await state.catalog.afterMiss();
-      policies = await state.policies();
-    }
-    let context = state.statementContext(policies, domain);
-    const missedBefore = new Set(policies.missed);
-    let analysis = analyse(sql, context);
-    const missedNow = [...policies.missed].filter((key) => !missedBefore.has(key) && !state.catalog.recentlyConfirmedMissing(key)
-      && !namesSystemRelation(key, policies.snapshot, context.schema.scope));
-    if (missedNow.length > 0) {
-      // A relation the catalog does not know (created by another session since the last load):
-      // look again before deciding it has no protected columns.
-      await state.catalog.afterMiss();
-      policies = await state.policies();
-      context = state.statementContext(policies, domain);
-      analysis = analyse(sql, context);
-      state.catalog.confirmMissing(missedNow.filter((key) => policies.missed.has(key)));
-    }
-    const ruleRefusal = statementRuleRefusal(analysis, state.rights());
-    if (ruleRefusal) throw ruleRefusal;
-    const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql));
-    if (settingsRefusal) throw settingsRefusal;
-    // DDL this session sent may be invisible to the catalog (uncommitted, or unanswered), and DDL
-    // earlier in this text certainly is: statements that rely on what it changed are refused
-    // (before rewriting: the analysis of such a statement used column lists that may be wrong).
-    const unsure = state.ddlPending || state.uncommittedDdl;
-    const facts = unsure || !state.pendingSchema.isEmpty || changesCatalog(analysis) ? schemaFactsOf(sql) : undefined;
-    if (facts !== undefined) {
-      const refusal = state.pendingSchema.check(facts, policies, unsure);
-      if (refusal !== undefined) throw refusal;
-    }
-    const rewritten = await rewriteStatement(sql, analysis, context, declaredParamCount, executePlanLookup(state, batch));
-    if (facts !== undefined) state.pendingSchema.record(facts, policies);
-    if (rewritten.changesCatalog) state.ddlPending = true;
-    return rewritten;
-  }
-
-  private async query(frame: Buffer): Promise<MessageVerdict> {
+  private query(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
     const sql = readQuery(frame);
-    const searchPath = state.searchPath;
-    const domain = searchPath.queryDomain();
+    const domain = state.searchPath.queryDomain();
     const batch = ++state.batch;
     state.batch++;
     // The server runs a Query in the unnamed statement and portal, and drops them afterwards.
@@ -127,39 +72,50 @@ export class FrontendPolicy {
       state.statements.settle(dropsUnnamed[0] as PendingChange<StatementInfo>, outcome);
       state.portals.settle(dropsUnnamed[1] as PendingChange<PortalInfo>, outcome);
     };
-    let rewritten: RewrittenStatement;
+    let rewritten: RewrittenStatement | Promise<RewrittenStatement>;
     try {
-      rewritten = await this.analysed(sql, domain, batch);
+      rewritten = analysedText(this.state, sql, domain, batch);
     } catch (error) {
-      if (!isRefusal(error)) throw error;
-      state.refused(error);
-      state.expectReply({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain, answered });
-      return queryMessage(FAILING_SQL);
+      return this.refuseQuery(error, domain, answered);
     }
+    if (rewritten instanceof Promise) {
+      return rewritten.then((done) => this.forwardQuery(sql, done, domain, batch, answered), (error: unknown) => this.refuseQuery(error, domain, answered));
+    }
+    return this.forwardQuery(sql, rewritten, domain, batch, answered);
+  }
+
+  private forwardQuery(sql: string, rewritten: RewrittenStatement, domain: number, batch: number, answered: SettleChanges): MessageVerdict {
+    const state = this.state;
     const statements = rewritten.analysis.statements;
-    const effects = statements.map((statement) => searchPath.sent(domain, statement.sessionEffects ?? []));
+    const effects = statements.map((statement) => state.searchPath.sent(domain, statement.sessionEffects ?? []));
     const settles = statements.map((statement, index) => preparedNameChanges(state, statement.preparedNames, batch, rewritten.preparedPlans[index]));
     state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
   }
 
-  private async parse(frame: Buffer): Promise<MessageVerdict> {
-    const state = this.state;
+  private refuseQuery(error: unknown, domain: number, answered: SettleChanges): MessageVerdict {
+    if (!isRefusal(error)) throw error;
+    this.state.refused(error);
+    this.state.expectReply({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain, answered });
+    return queryMessage(FAILING_SQL);
+  }
+
+  private parse(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const parse = readParse(frame);
+    let rewritten: RewrittenStatement | Promise<RewrittenStatement>;
+    try {
+      rewritten = analysedText(this.state, parse.sql, this.state.searchPath.messageDomain(), this.state.batch, parse.paramTypes.length);
+    } catch (error) {
+      return this.refuseParse(error, parse);
+    }
+    if (rewritten instanceof Promise) return rewritten.then((done) => this.forwardParse(parse, done), (error: unknown) => this.refuseParse(error, parse));
+    return this.forwardParse(parse, rewritten);
+  }
+
+  private forwardParse(parse: ParseMessage, rewritten: RewrittenStatement): MessageVerdict {
+    const state = this.state;
     // The server drops the unnamed statement before it parses: even a failed Parse of it clears it.
     const failureClears = parse.name === '';
-    let rewritten: RewrittenStatement;
-    try {
-      rewritten = await this.analysed(parse.sql, state.searchPath.messageDomain(), state.batch, parse.paramTypes.length);
-    } catch (error) {
-      if (!isRefusal(error)) throw error;
-      state.refused(error);
-      // The statement of that name, if any, stays what the server holds: the Parse sent instead fails.
-      const change = state.statements.change(parse.name, undefined, state.batch, { doomed: true, failureClears });
-      state.expectReply({ kind: 'parse', refusal: error.toErrorResponse(), settle: (outcome) => state.statements.settle(change, outcome) });
-      state.discarding = true;
-      return parseMessage({ name: parse.name, sql: FAILING_SQL, paramTypes: [] });
-    }
     const paramTypes = splitParamTypes(parse.paramTypes, rewritten.extraParams);
     const change = state.statements.change(parse.name, {
       ...(rewritten.preparedPlans[0] === undefined ? {} : { preparedPlan: rewritten.preparedPlans[0] }),
@@ -172,6 +128,17 @@ export class FrontendPolicy {
     state.expectReply({ kind: 'parse', settle: (outcome) => state.statements.settle(change, outcome) });
     if (rewritten.sql === parse.sql && rewritten.extraParams.size === 0) return undefined;
     return parseMessage({ ...parse, sql: rewritten.sql, paramTypes });
+  }
+
+  private refuseParse(error: unknown, parse: ParseMessage): MessageVerdict {
+    if (!isRefusal(error)) throw error;
+    const state = this.state;
+    state.refused(error);
+    // The statement of that name, if any, stays what the server holds: the Parse sent instead fails.
+    const change = state.statements.change(parse.name, undefined, state.batch, { doomed: true, failureClears: parse.name === '' });
+    state.expectReply({ kind: 'parse', refusal: error.toErrorResponse(), settle: (outcome) => state.statements.settle(change, outcome) });
+    state.discarding = true;
+    return parseMessage({ name: parse.name, sql: FAILING_SQL, paramTypes: [] });
   }
 
   private bind(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {

@@ -27,6 +27,7 @@ import { SessionSettings } from './catalog/sessionSettings.js';
 import { initialPathSettings } from './catalog/startupSearchPath.js';
 import { sessionRights, type SessionRights } from './statementRuleGuard.js';
 import type { StatementContext } from './writePath/statementRewriter.js';
+import type { DateStyle } from './valueCodecs/dateStyle.js';
 
 /** What the session's login says about its search_path (see initialPathSettings). */
 export interface SessionLogin {
@@ -62,6 +63,24 @@ export interface CopyInState {
   failed: boolean;
   /** The COPY was already failed upstream (by a CopyFail or the server's own error). */
   failSent: boolean;
+}
+
+/** Everything a StatementContext is built from, besides what never changes in a session. */
+interface ContextBasis {
+  readonly policies: ColumnPolicies;
+  readonly policyGeneration: number;
+  readonly catalogGeneration: number;
+  /** SessionSearchPath.revision and .forgets: the settings `trackerFor` gives. */
+  readonly pathRevision: number;
+  readonly pathForgotten: boolean;
+  readonly defaultPath: string | undefined;
+  readonly dateStyle: DateStyle;
+}
+
+function sameBasis(a: ContextBasis, b: ContextBasis): boolean {
+  return a.policies === b.policies && a.policyGeneration === b.policyGeneration && a.catalogGeneration === b.catalogGeneration
+    && a.pathRevision === b.pathRevision && a.pathForgotten === b.pathForgotten && a.defaultPath === b.defaultPath
+    && a.dateStyle === b.dateStyle;
 }
 
 /**
@@ -104,6 +123,7 @@ export class PolicySessionState {
   private waiters: (() => void)[] = [];
 
   private rightsOf: { readonly set: PolicySet; readonly rights: SessionRights } | undefined;
+  private lastContext: { readonly basis: ContextBasis; readonly context: StatementContext } | undefined;
 
   /** Numbers this process's sessions, for the audit log. */
   private static sessions = 0;
@@ -178,21 +198,38 @@ export class PolicySessionState {
     return this.services.columnPolicies(snapshot, this.services.store.current);
   }
 
-  /** `domain`: the search_path failure domain of the message analysed (SessionSearchPath). */
+  /**
+   * `domain`: the search_path failure domain of the message analysed (SessionSearchPath). The
+   * context of the previous message is reused while nothing it was built from has changed.
+   */
   statementContext(policies: ColumnPolicies, domain = this.searchPath.currentDomain): StatementContext {
+    const defaults = this.sessionDefaults(policies.snapshot);
+    const basis: ContextBasis = {
+      policies,
+      policyGeneration: this.services.policyGeneration(),
+      catalogGeneration: this.catalog.generation,
+      pathRevision: this.searchPath.revision,
+      pathForgotten: this.searchPath.forgets(domain),
+      defaultPath: defaults.defaultPath,
+      dateStyle: this.settings.dateStyle,
+    };
+    const last = this.lastContext;
+    if (last !== undefined && sameBasis(last.basis, basis)) return last.context;
     const tracker = this.searchPath.trackerFor(domain);
-    const schema = new SessionRelations(policies, tracker, this.sessionDefaults(policies.snapshot));
-    return {
+    const schema = new SessionRelations(policies, tracker, defaults);
+    const context: StatementContext = {
       policies,
       schema,
       cache: this.services.analysisCache,
       // Analyses depend on the database's catalog, the policies and the session's path settings
       // (the whole tracker: a ROLLBACK later in the text returns to what it saved).
-      schemaKey: `${this.services.policyGeneration()}:${this.catalog.generation}:${this.catalog.database}:${tracker.key()}:${schema.resolutionKey}`,
+      schemaKey: `${basis.policyGeneration}:${basis.catalogGeneration}:${this.catalog.database}:${tracker.key()}:${schema.resolutionKey}`,
       engine: this.services.engine,
       actions: this.actions,
-      dateStyle: this.settings.dateStyle,
+      dateStyle: basis.dateStyle,
     };
+    this.lastContext = { basis, context };
+    return context;
   }
 
   /** Attaches `reply` to the message about to be forwarded in its place. */

@@ -87,13 +87,61 @@ export function findListedTableMention(text: string, names: Iterable<string>): s
   return listedMention(text, names)?.listed;
 }
 
-function listedMention(text: string, names: Iterable<string>): { written: string; listed: string } | undefined {
+/** Names by their lower case, and whether `mayAppearIn` can rule a text out by a substring search. */
+interface ListedNames {
+  readonly byKey: ReadonlyMap<string, string>;
+  /** The keys; undefined when one holds `"` (a "quoted" name may spell it as `""`). */
+  readonly plainKeys: readonly string[] | undefined;
+}
+
+/** Frozen name lists (ColumnPolicies keeps one per catalog and policies) → their keys. */
+const listedSets = new WeakMap<object, ListedNames>();
+
+function listedNames(names: Iterable<string>): ListedNames {
+  // Only a frozen list cannot change after its keys were taken.
+  const frozen = Object.isFrozen(names);
+  const known = frozen ? listedSets.get(names) : undefined;
+  if (known !== undefined) return known;
   const byKey = new Map<string, string>();
   for (const name of names) if (!byKey.has(name.toLowerCase())) byKey.set(name.toLowerCase(), name);
-  if (byKey.size === 0) return undefined;
+  const keys = [...byKey.keys()];
+  const listed = { byKey, plainKeys: keys.some((key) => key.includes('"')) ? undefined : keys };
+  if (frozen) listedSets.set(names, listed);
+  return listed;
+}
+
+/** More keys than this: the full scan is cheaper than one substring search per key. */
+const MAX_SEARCHED_KEYS = 64;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * False when no word of `text` can be one of the names. Every word the scan reports is a piece of
+ * the text, except that a "quoted" name turns `""` into `"`; in ASCII text lower case is per
+ * character, so a word whose lower case is a key (one without `"`) leaves that key in the text's
+ * lower case. Other texts, and long lists, are left to the scan.
+ */
+function mayAppearIn(text: string, listed: ListedNames): boolean {
+  const keys = listed.plainKeys;
+  if (keys === undefined || keys.length > MAX_SEARCHED_KEYS || NON_ASCII.test(text)) return true;
+  const lower = text.toLowerCase();
+  return keys.some((key) => lower.includes(key));
+}
+
+/** `findListedTableMention` by the scan alone, without the substring check before it (for tests). */
+export function scanListedTableMention(text: string, names: Iterable<string>): string | undefined {
+  return scannedMention(text, listedNames(names))?.listed;
+}
+
+function listedMention(text: string, names: Iterable<string>): { written: string; listed: string } | undefined {
+  const listed = listedNames(names);
+  if (listed.byKey.size === 0 || !mayAppearIn(text, listed)) return undefined;
+  return scannedMention(text, listed);
+}
+
+function scannedMention(text: string, listed: ListedNames): { written: string; listed: string } | undefined {
   for (const word of wordsOf(text)) {
-    const listed = byKey.get(word.name.toLowerCase());
-    if (listed !== undefined) return { written: word.name, listed };
+    const name = listed.byKey.get(word.name.toLowerCase());
+    if (name !== undefined) return { written: word.name, listed: name };
   }
   return undefined;
 }

@@ -18,6 +18,20 @@ import { RULE_EXPRESSION_NAMES } from './statementRules.js';
 /** Names whose calls or mentions the analysis reads constants of: their texts get no shape. */
 const SHAPE_DENIED_WORDS: ReadonlySet<string> = new Set([...RULE_EXPRESSION_NAMES, ...EXPOSURE_FUNCTION_NAMES]);
 
+const NO_NAMES: readonly string[] = Object.freeze([]);
+const MAX_SCHEMA_TAGS = 4096;
+
+/** The two name lists as one, kept (frozen) while the schema hands out the same frozen lists. */
+const joinedNames = new WeakMap<object, { readonly plaintext: object; readonly joined: readonly string[] }>();
+
+function followedNames(protectedNames: Iterable<string>, plaintextNames: Iterable<string>): readonly string[] {
+  const known = joinedNames.get(protectedNames);
+  if (known !== undefined && known.plaintext === plaintextNames) return known.joined;
+  const joined = Object.freeze([...protectedNames, ...plaintextNames]);
+  if (Object.isFrozen(protectedNames) && Object.isFrozen(plaintextNames)) joinedNames.set(protectedNames, { plaintext: plaintextNames, joined });
+  return joined;
+}
+
 /** An analysis kept for a shape: the one statement, and the shape of the text it came from. */
 interface ShapeEntry {
   readonly analysis: SqlAnalysis;
@@ -48,6 +62,9 @@ export interface SqlAnalysisCacheOptions {
 export class SqlAnalysisCache {
   private readonly entries = new Map<string, SqlAnalysis>();
   private readonly shapes = new Map<string, ShapeEntry>();
+  /** Schema keys (long, and the same string for a session's run of messages) → short tags, never reused. */
+  private readonly schemaTags = new Map<string, string>();
+  private nextTag = 0;
   private readonly maxEntries: number;
   private readonly maxTextLength: number;
   hits = 0;
@@ -65,7 +82,8 @@ export class SqlAnalysisCache {
       this.misses++;
       return analyseSql(sql, schema);
     }
-    const key = `${schemaKey}\u0000${sql}`;
+    const tag = this.tagOf(schemaKey);
+    const key = `${tag}\u0000${sql}`;
     const known = this.entries.get(key);
     if (known !== undefined) {
       this.hits++;
@@ -75,7 +93,7 @@ export class SqlAnalysisCache {
       return known;
     }
     const shape = this.shapeOf(sql, schema);
-    const shapeKey = shape === undefined ? undefined : `${schemaKey}\u0000${shape.key}`;
+    const shapeKey = shape === undefined ? undefined : `${tag}\u0000${shape.key}`;
     const shaped = shapeKey === undefined ? undefined : this.shapes.get(shapeKey);
     const moved = shaped === undefined || shape === undefined ? undefined : movedTo(shaped, shape);
     if (moved !== undefined && shapeKey !== undefined) {
@@ -94,14 +112,26 @@ export class SqlAnalysisCache {
     return analysis;
   }
 
+  /** Keys hold the tag instead of the schema key: shorter strings to hash on every lookup. */
+  private tagOf(schemaKey: string): string {
+    let tag = this.schemaTags.get(schemaKey);
+    if (tag === undefined) {
+      // Forgetting tags only costs misses: a key seen again gets a new tag, entries under old ones age out.
+      if (this.schemaTags.size >= MAX_SCHEMA_TAGS) this.schemaTags.clear();
+      tag = (this.nextTag++).toString(36);
+      this.schemaTags.set(schemaKey, tag);
+    }
+    return tag;
+  }
+
   /** The text's literal shape, when it has one and names no table whose values the analysis would follow. */
   private shapeOf(sql: string, schema: ProtectedSchema): LiteralShape | undefined {
     const protectedNames = schema.protectedTableNames?.();
-    const plaintextNames = schema.plaintextSource === undefined ? [] : schema.plaintextTableNames?.();
+    const plaintextNames = schema.plaintextSource === undefined ? NO_NAMES : schema.plaintextTableNames?.();
     if (protectedNames === undefined || plaintextNames === undefined) return undefined;
     const shape = literalShapeOf(sql, SHAPE_DENIED_WORDS);
     if (shape === undefined) return undefined;
-    if (findListedTableMention(sql, [...protectedNames, ...plaintextNames]) !== undefined) return undefined;
+    if (findListedTableMention(sql, followedNames(protectedNames, plaintextNames)) !== undefined) return undefined;
     return shape;
   }
 

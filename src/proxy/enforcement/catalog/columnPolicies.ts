@@ -26,10 +26,10 @@ function policyColumn(policy: ColumnPolicy): ColumnRef {
 export class ColumnPolicies implements ProtectedSchema {
   private readonly byAttribute = new Map<string, ColumnPolicy | null>();
   private readonly plaintextByAttribute = new Map<string, PlaintextSource | null>();
-  private plaintextNames: string[] | undefined;
+  private plaintextNames: readonly string[] | undefined;
   private anyPlaintext: boolean | undefined;
   private readonly resolved = new Map<string, ResolvedTable | null>();
-  private protectedNames: string[] | undefined;
+  private protectedNames: readonly string[] | undefined;
   private policyBindings: PolicyBindings | undefined;
   /** Relation names asked for that this snapshot does not know: a newer catalog may. */
   readonly missed = new Set<string>();
@@ -126,7 +126,7 @@ export class ColumnPolicies implements ProtectedSchema {
       for (const relation of this.snapshot.relations.values()) {
         if (relation.columns.some((column) => this.plaintextOf(relation.oid, column.attnum) !== undefined)) names.add(relation.table);
       }
-      this.plaintextNames = [...names];
+      this.plaintextNames = Object.freeze([...names]);
     }
     return this.plaintextNames;
   }
@@ -195,7 +195,7 @@ export class ColumnPolicies implements ProtectedSchema {
       const names = new Set<string>();
       for (const policy of this.policies.columns) if (protectsWrites(policy)) names.add(policy.table);
       for (const relation of this.snapshot.relations.values()) if (this.hasProtectedColumns(relation)) names.add(relation.table);
-      this.protectedNames = [...names];
+      this.protectedNames = Object.freeze([...names]);
     }
     return this.protectedNames;
   }

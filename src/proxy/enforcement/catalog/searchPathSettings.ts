@@ -30,6 +30,10 @@ export const DEFAULT_PATH_SETTINGS: PathSettings = { path: { kind: 'default' }, 
 const UNKNOWN_USER: UserValue = { kind: 'unknown' };
 const UNKNOWN_SETTINGS: PathSettings = { path: { kind: 'unknown' }, sessionUser: UNKNOWN_USER, role: UNKNOWN_USER };
 
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((name, i) => name === b[i]);
+}
+
 interface Savepoint {
   readonly name: string;
   readonly current: PathSettings;
@@ -49,6 +53,7 @@ export class PathSettingsTracker {
   /** What stays once the transaction commits (SET LOCAL changes `current` only). */
   private session: PathSettings;
   private transaction: OpenTransaction | undefined;
+  private changes = 0;
 
   /** `initial` is what RESET returns to: the session's startup value. */
   constructor(private readonly initial: PathSettings) {
@@ -58,6 +63,11 @@ export class PathSettingsTracker {
 
   get settings(): PathSettings {
     return this.current;
+  }
+
+  /** Grows with every change (equal revisions of one tracker: equal settings and keys). */
+  get revision(): number {
+    return this.changes;
   }
 
   get inTransaction(): boolean {
@@ -88,6 +98,7 @@ export class PathSettingsTracker {
 
   /** Makes every value this tracker holds unknown: what pgveil assumes when it cannot follow the session. */
   forget(): this {
+    this.changes++;
     this.current = UNKNOWN_SETTINGS;
     this.session = UNKNOWN_SETTINGS;
     if (this.transaction !== undefined) {
@@ -104,6 +115,7 @@ export class PathSettingsTracker {
 
   /** Applies one effect of a statement that completed (`commandTag`: its CommandComplete tag). */
   apply(effect: SessionEffect, commandTag?: string): void {
+    this.changes++;
     const initial = this.initial;
     switch (effect.kind) {
       case 'set-path': return this.set({ path: { kind: 'names', names: effect.names } }, effect.local);
@@ -120,7 +132,9 @@ export class PathSettingsTracker {
 
   /** An ErrorResponse: the transaction in progress (explicit or implicit) is aborted. */
   failed(): void {
-    if (this.transaction !== undefined) this.transaction.failed = true;
+    if (this.transaction === undefined || this.transaction.failed) return;
+    this.changes++;
+    this.transaction.failed = true;
   }
 
   /** ReadyForQuery: I idle, T in a transaction block, E in a failed one. */
@@ -128,6 +142,7 @@ export class PathSettingsTracker {
     const transaction = this.transaction;
     if (status === 'I') {
       if (transaction === undefined) return;
+      this.changes++;
       if (transaction.explicit && !transaction.failed && !this.settled()) {
         // The block ended without a COMMIT or ROLLBACK pgveil saw (a procedure's own COMMIT):
         // which of the values survived is unknown.
@@ -139,12 +154,18 @@ export class PathSettingsTracker {
       this.end(!transaction.failed);
       return;
     }
+    if (transaction?.explicit === true && transaction.failed === (status === 'E')) return;
+    this.changes++;
     this.open().explicit = true;
     (this.transaction as OpenTransaction).failed = status === 'E';
   }
 
   /** The server's own report of the current search_path (ParameterStatus, PostgreSQL 18+). */
   reported(names: readonly string[]): void {
+    const path = this.current.path;
+    // The same report again (every ReadyForQuery repeats it) changes nothing.
+    if (path.kind === 'names' && sameNames(path.names, names) && (this.transaction !== undefined || this.session === this.current)) return;
+    this.changes++;
     this.current = { ...this.current, path: { kind: 'names', names } };
     if (this.transaction === undefined) this.session = this.current;
   }

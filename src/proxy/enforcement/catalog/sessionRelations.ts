@@ -28,6 +28,7 @@ export function hasPathDependentNames(policies: ColumnPolicies): boolean {
 export class SessionRelations implements ProtectedSchema {
   private readonly resolved = new Map<string, ResolvedTable | null>();
   private scopeMemo: PathScope | undefined;
+  private resolutionKeyMemo: string | undefined;
 
   constructor(
     readonly policies: ColumnPolicies,
@@ -42,7 +43,8 @@ export class SessionRelations implements ProtectedSchema {
 
   /** Names what unqualified names resolve to (two equal keys resolve every name alike). */
   get resolutionKey(): string {
-    return JSON.stringify(this.scope);
+    this.resolutionKeyMemo ??= JSON.stringify(this.scope);
+    return this.resolutionKeyMemo;
   }
 
   resolveTable(schema: string | undefined, table: string): ResolvedTable | undefined {

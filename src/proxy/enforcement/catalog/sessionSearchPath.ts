@@ -34,6 +34,10 @@ export class SessionSearchPath {
   private readonly changing = new Set<number>();
   /** The server's last report (PostgreSQL 18+), applied at each ReadyForQuery. */
   private reportedPath: string | undefined;
+  /** `reportedPath` parsed (undefined: not parsed yet; null: not a path pgveil reads). */
+  private reportedNames: readonly string[] | null | undefined;
+  /** Grows whenever `pending` changes (see `revision`). */
+  private pendingChanges = 0;
 
   constructor(initial: PathSettings, reportedPath?: string) {
     this.confirmed = new PathSettingsTracker(initial);
@@ -64,11 +68,26 @@ export class SessionSearchPath {
     return this.extendedDomain ?? this.lastDomain;
   }
 
+  /**
+   * Grows whenever `trackerFor` may answer differently: with equal revisions and equal `forgets`,
+   * two calls give trackers with equal settings (callers keep what they built from one).
+   */
+  get revision(): number {
+    // Both only grow, so their sum changes whenever either does.
+    return this.confirmed.revision + this.pendingChanges;
+  }
+
+  /** True when a statement of `domain` is analysed on unknown settings (see the class comment). */
+  forgets(domain: number): boolean {
+    let earlierChanges = false;
+    for (const changing of this.changing) if (changing < domain) earlierChanges = true;
+    const earlierUnanswered = this.settledThrough < domain - 1;
+    return earlierChanges || (earlierUnanswered && !this.confirmed.settled());
+  }
+
   /** The settings to analyse a statement of `domain` with (a copy the caller may change). */
   trackerFor(domain: number): PathSettingsTracker {
-    const earlierUnanswered = this.settledThrough < domain - 1;
-    const earlierChanges = [...this.changing].some((changing) => changing < domain);
-    if (earlierChanges || (earlierUnanswered && !this.confirmed.settled())) return this.confirmed.clone().forget();
+    if (this.forgets(domain)) return this.confirmed.clone().forget();
     const projected = this.confirmed.clone();
     for (const pending of this.pending) projected.applyAll(pending.effects);
     return projected;
@@ -79,6 +98,7 @@ export class SessionSearchPath {
     if (effects.length === 0) return undefined;
     const pending: PendingEffects = { domain, effects };
     this.pending.push(pending);
+    this.pendingChanges++;
     if (effects.some((effect) => effect.kind !== 'transaction')) this.changing.add(domain);
     return pending;
   }
@@ -88,6 +108,7 @@ export class SessionSearchPath {
     if (pending === undefined) return;
     const at = this.pending.indexOf(pending);
     if (at >= 0) this.pending.splice(at, 1);
+    this.pendingChanges++;
     this.confirmed.applyAll(pending.effects, commandTag);
   }
 
@@ -98,19 +119,25 @@ export class SessionSearchPath {
 
   /** ParameterStatus search_path (PostgreSQL 18+). */
   reported(value: string): void {
+    if (value === this.reportedPath) return;
     this.reportedPath = value;
+    this.reportedNames = undefined;
   }
 
   /** ReadyForQuery answering the Query or Sync of `domain` (undefined: not known). */
   readyForQuery(status: string, domain: number | undefined): void {
     this.confirmed.readyForQuery(status);
     if (this.reportedPath !== undefined) {
-      const names = parseSearchPath(this.reportedPath);
-      if (names !== undefined) this.confirmed.reported(names);
+      this.reportedNames ??= parseSearchPath(this.reportedPath) ?? null;
+      if (this.reportedNames !== null) this.confirmed.reported(this.reportedNames);
     }
     if (domain !== undefined && domain > this.settledThrough) this.settledThrough = domain;
     // Statements of answered domains that never completed were skipped after an error.
-    this.pending = this.pending.filter((pending) => pending.domain > this.settledThrough);
+    if (this.pending.length > 0) {
+      const kept = this.pending.filter((pending) => pending.domain > this.settledThrough);
+      if (kept.length !== this.pending.length) this.pendingChanges++;
+      this.pending = kept;
+    }
     for (const changing of this.changing) if (changing <= this.settledThrough) this.changing.delete(changing);
   }
 

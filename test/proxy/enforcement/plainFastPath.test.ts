@@ -1,0 +1,218 @@
+/**
+ * Texts that touch no protected column are answered at once, from cached analyses and a
+ * StatementContext kept between messages. What the answer depends on can change: the session's
+ * search_path, the policy file, the catalog (DDL). After each change, a text answered as plain
+ * before is analysed again and protected or refused as a fresh session would; statements the
+ * rules refuse are refused from the cache as they were the first time.
+ */
+import { randomBytes } from 'node:crypto';
+import { serialize } from 'pg-protocol';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEngine } from '../../../src/engine/index.js';
+import { parsePolicies, type PolicySet } from '../../../src/policy/index.js';
+import type { CatalogRelation, CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
+import { createPolicyHooks, type PolicyHooks } from '../../../src/proxy/enforcement/index.js';
+import { commandCompleteMessage, readyForQuery, typedMessage } from '../../../src/proxy/protocol/messages.js';
+import { forEachFrame } from '../../../src/proxy/protocol/messageReaders.js';
+import { ProtocolState } from '../../../src/proxy/session/protocolState.js';
+import type { MessageVerdict, SessionContext, SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
+import { relationOf, snapshotOf } from './support/catalogFixtures.js';
+
+const POLICIES = `
+columns:
+  crm.customers.ssn: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext, support: mask } }
+`;
+const WITH_NOTE = `${POLICIES}  public.accounts.note: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext } }
+`;
+
+const CUSTOMER_COLUMNS = [
+  { attnum: 1, name: 'id', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'ssn', typeOid: 25, typmod: -1 },
+];
+const PUBLIC_CUSTOMERS = relationOf(16400, 'public', 'customers', CUSTOMER_COLUMNS);
+const CRM_CUSTOMERS = relationOf(16401, 'crm', 'customers', CUSTOMER_COLUMNS);
+const ACCOUNTS = relationOf(16500, 'public', 'accounts', [
+  { attnum: 1, name: 'aid', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'note', typeOid: 25, typmod: -1 },
+]);
+
+const engine = createEngine({ masterKey: randomBytes(32) });
+
+interface Harness {
+  readonly hooks: PolicyHooks;
+  relations: CatalogRelation[];
+  reload(policies: string): void;
+}
+
+let open: PolicyHooks | undefined;
+afterEach(() => open?.close());
+
+async function harness(relations: CatalogRelation[]): Promise<Harness> {
+  let current: PolicySet = parsePolicies(POLICIES, 'policies.yaml');
+  const listeners: ((set: PolicySet) => void)[] = [];
+  const state = { relations };
+  const snapshot = (): CatalogSnapshot => snapshotOf(state.relations, { currentUser: 'pgveil', defaultSearchPath: '"$user", public' });
+  const hooks = await createPolicyHooks({
+    policies: { get current() { return current; }, onChange: (listener) => { listeners.push(listener); return () => undefined; } },
+    engine,
+    upstream: { host: '127.0.0.1', port: 1, user: 'pgveil', sslmode: 'disable' },
+    logger: pino({ level: 'silent' }),
+    catalogLoader: async () => snapshot(),
+  });
+  open = hooks;
+  return {
+    hooks,
+    get relations() { return state.relations; },
+    set relations(next) { state.relations = next; },
+    reload(text) {
+      current = parsePolicies(text, 'policies.yaml');
+      for (const listener of listeners) listener(current);
+    },
+  };
+}
+
+interface FakeSession {
+  readonly hooks: SessionHooks;
+  readonly context: SessionContext;
+  readonly state: ProtocolState<unknown>;
+}
+
+function session(h: Harness, roles: string[]): FakeSession {
+  const state = new ProtocolState<unknown>();
+  const context: SessionContext = {
+    account: { email: `${roles.join('-')}@example.com`, roles },
+    clientDatabase: 'app', upstreamDatabase: 'app', upstreamUser: 'pgveil',
+    serverParameters: new Map([['DateStyle', 'ISO, MDY'], ['client_encoding', 'UTF8']]),
+    state, replies: state, replyInOrder: () => undefined, discardUntilSync: () => undefined,
+  };
+  return { hooks: h.hooks.factory(context), context, state };
+}
+
+/** The hook's verdict as it came: a promise when the message had to wait. */
+function frontNow(s: FakeSession, frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+  return s.hooks.onFrontendMessage(frame, s.context);
+}
+
+async function front(s: FakeSession, frame: Buffer): Promise<Buffer | undefined> {
+  const verdict = await frontNow(s, frame);
+  forEachFrame(verdict ?? frame, (type) => s.state.frontendMessage(type));
+  s.state.clearExpected();
+  return verdict;
+}
+
+async function back(s: FakeSession, frame: Buffer): Promise<void> {
+  s.state.backendMessage(frame[0] as number, frame.length > 5 ? (frame[5] as number) : 0);
+  await s.hooks.onBackendMessage(frame, s.context);
+}
+
+/** A Query the server completes with `tag`, then ReadyForQuery. */
+async function completed(s: FakeSession, sql: string, tag: string): Promise<Buffer | undefined> {
+  const verdict = await front(s, serialize.query(sql));
+  await back(s, commandCompleteMessage(tag));
+  await back(s, readyForQuery('I'));
+  return verdict;
+}
+
+function sqlOf(verdict: Buffer | undefined): string | undefined {
+  return verdict === undefined ? undefined : verdict.toString('utf8', 5, verdict.length - 1);
+}
+
+const INSERT = "INSERT INTO customers (ssn) VALUES ('123-45-6789')";
+const INSERT_NOTE = "INSERT INTO accounts (note) VALUES ('123-45-6789')";
+
+describe('the plain fast path', () => {
+  it('answers a text that touches no protected column at once, with the same bytes', async () => {
+    const s = session(await harness([CRM_CUSTOMERS, ACCOUNTS]), ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1'); // the catalog's first load
+    for (const aid of [1, 22, 333]) {
+      const verdict = frontNow(s, serialize.query(`SELECT note FROM accounts WHERE aid = ${aid}`));
+      expect(verdict).toBeUndefined();
+      s.state.frontendMessage(0x51);
+      s.state.clearExpected();
+      await back(s, commandCompleteMessage('SELECT 1'));
+      await back(s, readyForQuery('I'));
+    }
+  });
+
+  it('refuses from the cache what it refused the first time (statement rules, protected mentions)', async () => {
+    const s = session(await harness([CRM_CUSTOMERS, ACCOUNTS]), ['support']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    for (const sql of ["COPY accounts FROM '/etc/passwd'", 'DO $$ BEGIN PERFORM 1 FROM crm.customers; END $$', 'CREATE VIEW v AS SELECT 1']) {
+      for (let round = 0; round < 2; round++) {
+        const verdict = await front(s, serialize.query(sql));
+        expect(sqlOf(verdict)).toBe('pgveil refused this statement');
+        await back(s, readyForQuery('I'));
+      }
+    }
+  });
+
+  it('analyses a text again after search_path changes what its names denote', async () => {
+    const s = session(await harness([PUBLIC_CUSTOMERS, CRM_CUSTOMERS]), ['app']);
+    await completed(s, 'SET search_path TO public', 'SET');
+    expect(await completed(s, INSERT, 'INSERT 0 1')).toBeUndefined();
+    expect(await completed(s, INSERT, 'INSERT 0 1')).toBeUndefined();
+    await completed(s, 'SET search_path TO crm', 'SET');
+    const protectedInsert = sqlOf(await completed(s, INSERT, 'INSERT 0 1'));
+    expect(protectedInsert).toBeDefined();
+    expect(protectedInsert).not.toContain('123-45-6789');
+    await completed(s, 'SET search_path TO public', 'SET');
+    expect(await completed(s, INSERT, 'INSERT 0 1')).toBeUndefined();
+  });
+
+  it('analyses a text again after a SET that the server has not answered yet, and after one that failed', async () => {
+    const s = session(await harness([PUBLIC_CUSTOMERS, CRM_CUSTOMERS]), ['app']);
+    await completed(s, 'SET search_path TO public', 'SET');
+    expect(await completed(s, INSERT, 'INSERT 0 1')).toBeUndefined();
+    // One Query: the SET is assumed to succeed for the INSERT after it.
+    const both = sqlOf(await front(s, serialize.query(`SET search_path TO crm; ${INSERT}`)));
+    expect(both).toBeDefined();
+    expect(both).not.toContain('123-45-6789');
+    await back(s, typedMessage('E', Buffer.from('SERROR\0C42P01\0Mfailed\0\0')));
+    await back(s, readyForQuery('I'));
+    expect(await completed(s, INSERT, 'INSERT 0 1')).toBeUndefined();
+  });
+
+  it('analyses a text again after a policy reload', async () => {
+    const h = await harness([CRM_CUSTOMERS, ACCOUNTS]);
+    const s = session(h, ['app']);
+    expect(await completed(s, INSERT_NOTE, 'INSERT 0 1')).toBeUndefined();
+    h.reload(WITH_NOTE);
+    const protectedInsert = sqlOf(await completed(s, INSERT_NOTE, 'INSERT 0 1'));
+    expect(protectedInsert).toBeDefined();
+    expect(protectedInsert).not.toContain('123-45-6789');
+    h.reload(POLICIES);
+    expect(await completed(s, INSERT_NOTE, 'INSERT 0 1')).toBeUndefined();
+  });
+
+  it('analyses a text again after DDL puts a protected table first on the path', async () => {
+    const h = await harness([PUBLIC_CUSTOMERS]);
+    const s = session(h, ['app']);
+    await completed(s, 'SET search_path TO crm, public', 'SET');
+    expect(await completed(s, INSERT, 'INSERT 0 1')).toBeUndefined();
+    expect(await completed(s, INSERT, 'INSERT 0 1')).toBeUndefined();
+    h.relations = [PUBLIC_CUSTOMERS, CRM_CUSTOMERS];
+    await completed(s, 'CREATE TABLE crm.customers (id int, ssn text)', 'CREATE TABLE');
+    const protectedInsert = sqlOf(await completed(s, INSERT, 'INSERT 0 1'));
+    expect(protectedInsert).toBeDefined();
+    expect(protectedInsert).not.toContain('123-45-6789');
+  });
+
+  it('plans a prepared statement known to be plain once, and binds it at once', async () => {
+    const s = session(await harness([CRM_CUSTOMERS, ACCOUNTS]), ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    expect(frontNow(s, serialize.parse({ name: 'q', text: 'SELECT note FROM accounts WHERE aid = $1', types: [] }))).toBeUndefined();
+    s.state.frontendMessage(0x50);
+    await front(s, serialize.sync());
+    await back(s, typedMessage('1', Buffer.alloc(0)));
+    await back(s, readyForQuery('I'));
+    for (const aid of ['1', '2']) {
+      expect(frontNow(s, serialize.bind({ statement: 'q', values: [aid] }))).toBeUndefined();
+      s.state.frontendMessage(0x42);
+      s.state.clearExpected();
+      await front(s, serialize.execute({}));
+      await front(s, serialize.sync());
+      await back(s, typedMessage('2', Buffer.alloc(0)));
+      await back(s, commandCompleteMessage('SELECT 1'));
+      await back(s, readyForQuery('I'));
+    }
+  });
+});

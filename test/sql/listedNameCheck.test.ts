@@ -1,0 +1,44 @@
+/**
+ * The name scan rules most texts out with a substring search before it scans them: that check
+ * must never hide a name the scan would find (case, "quoted" names with "", non-ASCII text).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { findListedTableMention, scanListedTableMention } from '../../src/proxy/sql/protectedNameScan.js';
+
+const NAMES = Object.freeze(['customers', 'Orders', 'a"b', 'ας', '\u212Aey', 'İd']);
+
+describe('findListedTableMention', () => {
+  it.each([
+    ['SELECT * FROM CUSTOMERS', 'customers'],
+    ['SELECT * FROM "Orders"', 'Orders'],
+    ['SELECT * FROM "a""b"', 'a"b'],
+    ['SELECT * FROM ΑΣ.Β', 'ας'], // final sigma: the word alone lowers to ας, the whole text to ασ
+    ['SELECT key FROM t', '\u212Aey'], // the Kelvin sign lowers to k
+    ["SELECT 'customers'", 'customers'],
+    ['SELECT 1 /* orders */', 'Orders'],
+    ['SELECT plain FROM accounts WHERE aid = 5', undefined],
+  ])('finds in %s what the scan finds (%s)', (text, expected) => {
+    expect(findListedTableMention(text, NAMES)).toBe(expected);
+    expect(findListedTableMention(text, [...NAMES])).toBe(expected);
+    expect(scanListedTableMention(text, NAMES)).toBe(expected);
+  });
+
+  it('agrees with the scan alone on any text (property)', () => {
+    const pieces = fc.constantFrom('customers', 'CUSTOMERS', 'orders', 'a', 'b', 'ΑΣ', 'Σ', 'K', '\u212A', 'ey', 'İ', 'd', 'x',
+      '"', '""', "'", '.', ' ', '/*', '*/', '--', '\n', '$', '_', '1', 'select ', 'from ');
+    fc.assert(fc.property(fc.array(pieces, { maxLength: 24 }), fc.subarray([...NAMES], { minLength: 1 }), (parts, names) => {
+      const text = parts.join('');
+      const frozen = Object.freeze([...names]);
+      expect(findListedTableMention(text, frozen)).toBe(scanListedTableMention(text, frozen));
+      expect(findListedTableMention(text, new Set(names))).toBe(scanListedTableMention(text, names));
+    }), { numRuns: 3000 });
+  });
+
+  it('checks the names of a list again when it is not frozen (it may have changed)', () => {
+    const names = ['accounts'];
+    expect(findListedTableMention('SELECT * FROM customers', names)).toBeUndefined();
+    names.push('customers');
+    expect(findListedTableMention('SELECT * FROM customers', names)).toBe('customers');
+  });
+});
