@@ -76,6 +76,8 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   /** Per entry: a hook's payload, or the bytes of an INJECTED entry. */
   private payloads: (P | Buffer | undefined)[] = [];
   private first = 0;
+  /** Entries are kinds[first..end); the arrays keep their capacity between round trips. */
+  private end = 0;
   private stagedTypes: number[] = [];
   private stagedPayloads: P[] = [];
   private stagedNext = 0;
@@ -93,7 +95,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   }
 
   get pendingReplies(): number {
-    return this.kinds.length - this.first;
+    return this.end - this.first;
   }
 
   expect(type: number, payload: P): void {
@@ -118,7 +120,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   }
 
   get head(): P | undefined {
-    for (let i = this.first; i < this.kinds.length; i++) {
+    for (let i = this.first; i < this.end; i++) {
       const kind = this.kinds[i] as number;
       if (kind !== INJECTED && kind !== COPY_END) return this.payloads[i] as P | undefined;
     }
@@ -126,7 +128,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   }
 
   someOwed(test: (payload: P) => boolean): boolean {
-    for (let i = this.first; i < this.kinds.length; i++) {
+    for (let i = this.first; i < this.end; i++) {
       const kind = this.kinds[i] as number;
       const payload = this.payloads[i];
       if (kind !== INJECTED && payload !== undefined && test(payload as P)) return true;
@@ -182,7 +184,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
    */
   backendMessage(type: number, firstBodyByte: number): boolean {
     const first = this.first;
-    this.currentPayload = first < this.kinds.length && this.kinds[first] !== INJECTED ? this.payloads[first] as P | undefined : undefined;
+    this.currentPayload = first < this.end && this.kinds[first] !== INJECTED ? this.payloads[first] as P | undefined : undefined;
     this.answeredPayload = undefined;
     switch (type) {
       case 0x31: return this.complete(PARSE);                 // 1 ParseComplete
@@ -208,8 +210,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
    */
   replyInOrder(messages: Buffer): boolean {
     if (this.pendingReplies === 0) return false;
-    this.kinds.push(INJECTED);
-    this.payloads.push(messages);
+    this.append(INJECTED, messages);
     return true;
   }
 
@@ -220,7 +221,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
 
   takeDueInjections(): Buffer[] {
     const due: Buffer[] = [];
-    while (this.first < this.kinds.length) {
+    while (this.first < this.end) {
       const kind = this.kinds[this.first];
       if (kind === INJECTED) due.push(this.payloads[this.first] as Buffer);
       else if (kind !== COPY_END) break;
@@ -230,7 +231,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   }
 
   private headKind(): number {
-    return this.first < this.kinds.length ? (this.kinds[this.first] as number) : 0;
+    return this.first < this.end ? (this.kinds[this.first] as number) : 0;
   }
 
   private complete(kind: number): boolean {
@@ -258,8 +259,8 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
     }
     // Extended protocol: PostgreSQL skips everything up to the next Sync, injected replies included.
     this.drop('failed');
-    while (this.first < this.kinds.length && this.kinds[this.first] !== SYNC) this.drop('skipped');
-    if (this.first === this.kinds.length) this.upstreamSkippingUntilSync = true;
+    while (this.first < this.end && this.kinds[this.first] !== SYNC) this.drop('skipped');
+    if (this.first === this.end) this.upstreamSkippingUntilSync = true;
     return false;
   }
 
@@ -268,7 +269,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
     this.copyMode = 'none';
     this.frontendInCopyIn = false;
     this.upstreamSkippingUntilSync = false;
-    while (this.first < this.kinds.length) {
+    while (this.first < this.end) {
       const kind = this.kinds[this.first];
       if (kind === SYNC || kind === SIMPLE_QUERY) {
         this.answeredPayload = this.payloads[this.first] as P | undefined;
@@ -286,20 +287,30 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   }
 
   private push(kind: number, payload?: P): void {
-    this.kinds.push(kind);
-    this.payloads.push(payload);
+    this.append(kind, payload);
+  }
+
+  private append(kind: number, payload: P | Buffer | undefined): void {
+    this.kinds[this.end] = kind;
+    this.payloads[this.end] = payload;
+    this.end++;
   }
 
   private shift(): void {
     this.payloads[this.first] = undefined;
     this.first++;
-    if (this.first === this.kinds.length) {
-      this.kinds.length = 0;
-      this.payloads.length = 0;
+    if (this.first === this.end) {
       this.first = 0;
-    } else if (this.first >= 1024 && this.first * 2 >= this.kinds.length) {
-      this.kinds = this.kinds.slice(this.first);
-      this.payloads = this.payloads.slice(this.first);
+      this.end = 0;
+      // Small arrays are reused as they are; one grown by a long pipeline is given back.
+      if (this.kinds.length > 1024) {
+        this.kinds = [];
+        this.payloads = [];
+      }
+    } else if (this.first >= 1024 && this.first * 2 >= this.end) {
+      this.kinds = this.kinds.slice(this.first, this.end);
+      this.payloads = this.payloads.slice(this.first, this.end);
+      this.end -= this.first;
       this.first = 0;
     }
   }
