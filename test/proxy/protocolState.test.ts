@@ -1,0 +1,57 @@
+/** The replies-owed queue over many round trips and long pipelines: payloads come back in order. */
+import { describe, expect, it } from 'vitest';
+import { ProtocolState } from '../../src/proxy/session/protocolState.js';
+
+const B = 0x42;
+const E = 0x45;
+const S = 0x53;
+
+describe('ProtocolState queue', () => {
+  it('pairs each reply with its message across round trips and pipelines of every length', () => {
+    const state = new ProtocolState<number>();
+    let next = 0;
+    for (const depth of [1, 3, 1500, 1, 2, 5000, 1, 700]) {
+      const sent: number[] = [];
+      for (let i = 0; i < depth; i++) {
+        state.expect(B, next);
+        expect(state.frontendMessage(B)).toBe(true);
+        expect(state.frontendMessage(E)).toBe(true);
+        state.expect(S, -next);
+        expect(state.frontendMessage(S)).toBe(true);
+        sent.push(next++);
+      }
+      expect(state.pendingReplies).toBe(depth * 3);
+      for (const id of sent) {
+        state.backendMessage(0x32, 0); // BindComplete
+        expect(state.answered).toBe(id);
+        state.backendMessage(0x43, 0); // CommandComplete
+        state.backendMessage(0x5a, 0x49); // ReadyForQuery
+        expect(state.answered).toBe(-id);
+      }
+      expect(state.pendingReplies).toBe(0);
+      expect(state.head).toBeUndefined();
+    }
+  });
+
+  it('keeps the order when a long pipeline is answered while more is sent', () => {
+    const state = new ProtocolState<number>();
+    let sent = 0;
+    let answered = 0;
+    for (let round = 0; round < 4000; round++) {
+      for (let i = 0; i < 3; i++) {
+        state.expect(S, sent++);
+        state.frontendMessage(S);
+      }
+      for (let i = 0; i < 2; i++) {
+        state.backendMessage(0x5a, 0x49);
+        expect(state.answered).toBe(answered++);
+      }
+    }
+    expect(state.pendingReplies).toBe(sent - answered);
+    while (answered < sent) {
+      state.backendMessage(0x5a, 0x49);
+      expect(state.answered).toBe(answered++);
+    }
+    expect(state.pendingReplies).toBe(0);
+  });
+});
