@@ -10,7 +10,9 @@
  * Run: npx tsx bench/proxyEnforcement/insertBenchmark.ts
  * Environment: PGVEIL_BENCH_SECONDS (default 10), PGVEIL_BENCH_ROUNDS (3), PGVEIL_BENCH_CLIENTS ("8,1":
  * each client count is a separate series; 1 client measures latency, 8 the proxy's throughput),
- * PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one).
+ * PGVEIL_BENCH_MODES ("prepared,extended": pgbench query modes), PGVEIL_BENCH_WARMUP (default 2: seconds
+ * each case runs unrecorded first, so that the proxy's first connections and compilation are not
+ * measured), PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +27,8 @@ import { cpuSeconds, ioSyscalls, median, startProcess } from '../proxy/benchProc
 const SECONDS = Number(process.env.PGVEIL_BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 3);
 const CLIENT_COUNTS = (process.env.PGVEIL_BENCH_CLIENTS ?? '8,1').split(',').map(Number);
+const MODES = (process.env.PGVEIL_BENCH_MODES ?? 'prepared,extended').split(',');
+const WARMUP_SECONDS = Number(process.env.PGVEIL_BENCH_WARMUP ?? 2);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const run = promisify(execFile);
 
@@ -54,8 +58,8 @@ interface Case {
   proxyPid?: number;
 }
 
-async function pgbench(target: Case, mode: string, clients: number): Promise<{ tps: number; transactions: number }> {
-  const args = ['-n', '-M', mode, '-c', String(clients), '-j', String(Math.min(2, clients)), '-T', String(SECONDS), '-f', target.scriptFile];
+async function pgbench(target: Case, mode: string, clients: number, seconds = SECONDS): Promise<{ tps: number; transactions: number }> {
+  const args = ['-n', '-M', mode, '-c', String(clients), '-j', String(Math.min(2, clients)), '-T', String(seconds), '-f', target.scriptFile];
   const { stdout } = await run('pgbench', args, {
     env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', ...target.env },
     maxBuffer: 1 << 20,
@@ -94,7 +98,8 @@ async function main(): Promise<void> {
       { label: 'pgveil, plain table', env: proxyEnv, scriptFile: scripts.plain, proxyPid: proxy.pid },
       { label: 'pgveil, protected table', env: proxyEnv, scriptFile: scripts.protected, proxyPid: proxy.pid },
     ];
-    const series = CLIENT_COUNTS.flatMap((clients) => ['prepared', 'extended'].map((mode) => ({ mode, clients, name: `${mode} -c ${clients}` })));
+    const series = CLIENT_COUNTS.flatMap((clients) => MODES.map((mode) => ({ mode, clients, name: `${mode} -c ${clients}` })));
+    if (WARMUP_SECONDS > 0) for (const target of cases) await pgbench(target, MODES[0] ?? 'prepared', Math.max(...CLIENT_COUNTS), WARMUP_SECONDS);
     const tps = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
     const writes = new Map<string, number[]>();

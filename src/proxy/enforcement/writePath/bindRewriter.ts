@@ -3,16 +3,19 @@
  * the column's policy, in text or binary format, arrays (`col = ANY($n)`) element by element.
  * All values of one policy go to the engine in one call.
  */
+import type { ColumnPolicy } from '../../../policy/index.js';
 import type { Engine } from '../../../engine/index.js';
 import { formatBinaryArray, formatTextArray, parseBinaryArray, parseTextArray } from '../valueCodecs/arrayCodecs.js';
 import { valueRefusal } from '../policyRefusal.js';
-import type { ParamPlan } from './statementRewriter.js';
 import { ARRAY_ELEMENT_TYPES, decodeBinary, encodeBinary } from '../valueCodecs/valueCodecs.js';
-import { ProtectionBatch } from './valueProtector.js';
+import { ProtectionBatch, protectionRefusal } from './valueProtector.js';
 import type { DateStyle } from '../valueCodecs/dateStyle.js';
 import { normaliseText } from './normaliseText.js';
 import { formatAt, type BindMessage } from '../../protocol/messageReaders.js';
-import { bindMessage } from '../../protocol/messages.js';
+import { bindPlanOf, type BindPlan, type BoundStatement, type ScalarParam } from './bindPlan.js';
+import { bindFrame, type BindValue } from './bindFrame.js';
+
+export type { BoundStatement } from './bindPlan.js';
 
 function typeName(oid: number): string {
   return oid === 0 ? 'unknown type' : `type ${oid}`;
@@ -23,13 +26,84 @@ function typeName(oid: number): string {
  * are the statement's parameter types as declared in Parse or reported by ParameterDescription.
  */
 export async function rewriteBind(frame: Buffer, bind: BindMessage, statement: BoundStatement, engine: Engine, style: DateStyle): Promise<Buffer> {
+  const plan = bindPlanOf(statement);
+  const { values, paramFormats } = withExtraParams(bind, statement, plan);
+  const changed = values.length !== bind.values.length;
+  if (plan.scalars === undefined) return rewriteWithArrays(frame, bind, statement, engine, style, values, paramFormats, changed);
+  const groups = scalarGroups(plan.scalars, values, paramFormats, statement.paramTypes, style);
+  if (groups.length === 0) return changed ? bindFrame(bind, paramFormats, values) : frame;
+  // Every policy's call is issued at once (they may share a loop turn with other sessions' calls);
+  // a refusal is the first failing policy's, in the order the statement's parameters name them.
+  const outcomes = await Promise.allSettled(groups.map(({ policy, texts }) => engine.protect(policy.kind, texts, policy.engineOptions)));
+  for (let g = 0; g < groups.length; g++) {
+    const outcome = outcomes[g] as PromiseSettledResult<{ result: string[] }>;
+    const group = groups[g] as ValueGroup;
+    if (outcome.status === 'rejected') throw protectionRefusal(group.policy, outcome.reason);
+    placeProtected(group, outcome.value.result, values);
+  }
+  return bindFrame(bind, paramFormats, values);
+}
+
+/** The values of one policy, each with the parameter it came from and how it was sent. */
+interface ValueGroup {
+  readonly policy: ColumnPolicy;
+  readonly texts: string[];
+  readonly indexes: number[];
+  /** Per value: the type its binary form is written in; -1 for a value sent as text. */
+  readonly binaryTypes: number[];
+}
+
+/** The scalar parameters' values, read as text and grouped by policy in order of first use. */
+function scalarGroups(
+  scalars: readonly ScalarParam[], values: readonly BindValue[], paramFormats: readonly number[], paramTypes: readonly number[], style: DateStyle,
+): ValueGroup[] {
+  const groups: ValueGroup[] = [];
+  for (const { index, plan } of scalars) {
+    const value = values[index];
+    if (value === null || value === undefined || typeof value === 'string') continue;
+    const binary = formatAt(paramFormats, index) === 1;
+    const declared = paramTypes[index] ?? 0;
+    const type = declared !== 0 ? declared : plan.columnType;
+    const text = binary ? decodeBinary(type, value) : normaliseText(plan.columnType, value.toString('utf8'), style);
+    if (text === undefined) throw valueRefusal(plan.policy, `a binary value of ${typeName(type)} cannot be read; send it in text format`);
+    let group: ValueGroup | undefined;
+    for (const known of groups) if (known.policy === plan.policy) group = known;
+    if (group === undefined) {
+      group = { policy: plan.policy, texts: [], indexes: [], binaryTypes: [] };
+      groups.push(group);
+    }
+    group.texts.push(text);
+    group.indexes.push(index);
+    group.binaryTypes.push(binary ? type : -1);
+  }
+  return groups;
+}
+
+function placeProtected(group: ValueGroup, protectedTexts: readonly string[], values: BindValue[]): void {
+  for (let i = 0; i < group.indexes.length; i++) {
+    const text = protectedTexts[i] as string;
+    const type = group.binaryTypes[i] as number;
+    if (type < 0) {
+      values[group.indexes[i] as number] = text; // written as UTF-8 into the frame
+      continue;
+    }
+    const encoded = encodeBinary(type, text);
+    if (encoded === undefined) throw valueRefusal(group.policy, `the protected value does not fit ${typeName(type)}`);
+    values[group.indexes[i] as number] = encoded;
+  }
+}
+
+/** A statement with an array parameter: its elements are protected one by one, in their array's format. */
+async function rewriteWithArrays(
+  frame: Buffer, bind: BindMessage, statement: BoundStatement, engine: Engine, style: DateStyle,
+  values: BindValue[], paramFormats: readonly number[], changed: boolean,
+): Promise<Buffer> {
   const { params, paramTypes } = statement;
-  const { values, paramFormats } = withExtraParams(bind, statement);
   const batch = new ProtectionBatch();
   for (const [param, plan] of params) {
     const index = param - 1;
     const value = values[index];
-    if (value === null || value === undefined) continue;
+    if (value === null || value === undefined || typeof value === 'string') continue;
     const binary = formatAt(paramFormats, index) === 1;
     const declared = paramTypes[index] ?? 0;
     const { policy } = plan;
@@ -73,16 +147,9 @@ export async function rewriteBind(frame: Buffer, bind: BindMessage, statement: B
       });
     });
   }
-  if (batch.size === 0 && values.length === bind.values.length) return frame;
+  if (batch.size === 0 && !changed) return frame;
   if (batch.size > 0) await batch.run(engine);
-  return bindMessage({ ...bind, paramFormats, values });
-}
-
-export interface BoundStatement {
-  readonly params: ReadonlyMap<number, ParamPlan>;
-  readonly paramTypes: readonly number[];
-  readonly extraParams?: ReadonlyMap<number, number>;
-  readonly clientParamCount?: number;
+  return bindFrame(bind, paramFormats, values);
 }
 
 /**
@@ -90,13 +157,12 @@ export interface BoundStatement {
  * format). A Bind with another count than the client's statement has is left as sent: the server
  * refuses it.
  */
-function withExtraParams(bind: BindMessage, statement: BoundStatement): { values: (Buffer | null)[]; paramFormats: readonly number[] } {
-  const extra = statement.extraParams;
-  const values = [...bind.values];
-  if (extra === undefined || extra.size === 0 || values.length !== statement.clientParamCount) return { values, paramFormats: bind.paramFormats };
+function withExtraParams(bind: BindMessage, statement: BoundStatement, plan: BindPlan): { values: BindValue[]; paramFormats: readonly number[] } {
+  const values: BindValue[] = bind.values.slice();
+  if (plan.extras.length === 0 || values.length !== statement.clientParamCount) return { values, paramFormats: bind.paramFormats };
   const formats = [...bind.paramFormats];
   const perValue = formats.length > 1;
-  for (const [param, source] of [...extra].sort(([a], [b]) => a - b)) {
+  for (const [param, source] of plan.extras) {
     values[param - 1] = bind.values[source - 1] ?? null;
     if (perValue) formats[param - 1] = bind.paramFormats[source - 1] ?? 0;
   }

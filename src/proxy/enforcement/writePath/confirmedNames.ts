@@ -64,11 +64,13 @@ export class ConfirmedNames<T> {
 
   /** Forgets every confirmed name (portals, at the end of a transaction); pending changes stay. */
   clearConfirmed(): void {
-    this.confirmed.clear();
+    // Map.clear allocates a new table even for an empty map, and this runs at every transaction's end.
+    if (this.confirmed.size > 0) this.confirmed.clear();
   }
 
   /** What the name may hold when a message of `batch` sent now runs; undefined: nothing. */
   candidates(name: string, batch: number): (T | undefined)[] {
+    if (this.pending.length === 0) return [this.confirmed.get(name)];
     let values: (T | undefined)[] = [this.confirmed.get(name)];
     for (const change of this.pending) {
       if (change.settled || (change.name !== name && change.name !== EVERY_NAME)) continue;
@@ -82,6 +84,6 @@ export class ConfirmedNames<T> {
         if (change.failureClears) values.push(undefined);
       }
     }
-    return [...new Set(values)];
+    return values.length === 1 ? values : [...new Set(values)];
   }
 }

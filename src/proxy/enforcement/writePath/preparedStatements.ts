@@ -101,6 +101,7 @@ export function executePlanLookup(state: PolicySessionState, batch: number): Exe
  * the executed names had at Parse; if a name was prepared again since, they may be wrong.
  */
 export function executedPlansRefusal(state: PolicySessionState, statement: StatementInfo): PolicyRefusal | undefined {
+  if (statement.executedPlans === undefined || statement.executedPlans.size === 0) return undefined;
   const lookup = executePlanLookup(state, state.batch);
   for (const [name, signature] of statement.executedPlans ?? []) {
     let now: string;

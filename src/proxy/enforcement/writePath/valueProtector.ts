@@ -24,8 +24,12 @@ export function boundValueLength(engine: Engine, maxBytes: number): Engine {
     protect(kind, data, options) {
       const method = options?.method ?? 'tokenise';
       if (method !== 'tokenise' && method !== 'fpe') return engine.protect(kind, data, options);
-      const tooLong = data.flatMap((value, i) => (typeof value === 'string' && isLongerThan(value, maxBytes) ? [i] : []));
-      if (tooLong.length) {
+      let tooLong: number[] | undefined;
+      for (let i = 0; i < data.length; i++) {
+        const value = data[i];
+        if (typeof value === 'string' && isLongerThan(value, maxBytes)) (tooLong ??= []).push(i);
+      }
+      if (tooLong !== undefined) {
         return Promise.reject(new ProtectionError('value_too_long', `a value is longer than ${maxBytes} bytes, the most pgveil protects (proxy.maxProtectedValueBytes raises it)`, tooLong));
       }
       return engine.protect(kind, data, options);
@@ -74,16 +78,21 @@ export async function protectValues(engine: Engine, policy: ColumnPolicy, values
   try {
     return (await engine.protect(policy.kind, values, policy.engineOptions)).result;
   } catch (error) {
-    if (error instanceof ProtectionError && error.code === 'value_too_long') {
-      throw new PolicyRefusal(PROGRAM_LIMIT_EXCEEDED, `pgveil refused the statement: protected column ${columnLabel(policy)}: ${error.message}`);
-    }
-    if (error instanceof ProtectionError && (error.code === 'invalid_value' || error.code === 'domain_too_small' || error.code === 'not_a_string')) {
-      throw valueRefusal(policy, error.code === 'domain_too_small'
-        ? `a value is too short to encrypt format-preserving as kind ${policy.kind}`
-        : `a value is not of kind ${policy.kind}`);
-    }
-    throw error;
+    throw protectionRefusal(policy, error);
   }
+}
+
+/** What a failed protection of `policy`'s values refuses with: the engine's error as the client should read it. */
+export function protectionRefusal(policy: ColumnPolicy, error: unknown): unknown {
+  if (error instanceof ProtectionError && error.code === 'value_too_long') {
+    return new PolicyRefusal(PROGRAM_LIMIT_EXCEEDED, `pgveil refused the statement: protected column ${columnLabel(policy)}: ${error.message}`);
+  }
+  if (error instanceof ProtectionError && (error.code === 'invalid_value' || error.code === 'domain_too_small' || error.code === 'not_a_string')) {
+    return valueRefusal(policy, error.code === 'domain_too_small'
+      ? `a value is too short to encrypt format-preserving as kind ${policy.kind}`
+      : `a value is not of kind ${policy.kind}`);
+  }
+  return error;
 }
 
 /**

@@ -1,0 +1,139 @@
+/**
+ * The Bind rewriter alone (no database): the Bind it writes holds exactly what protecting each
+ * value on its own gives, in the client's formats, whichever path the statement takes.
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createEngine } from '../../../src/engine/index.js';
+import { parsePolicies, type ColumnPolicy } from '../../../src/policy/index.js';
+import { PolicyRefusal } from '../../../src/proxy/enforcement/policyRefusal.js';
+import { formatTextArray } from '../../../src/proxy/enforcement/valueCodecs/arrayCodecs.js';
+import { DEFAULT_DATE_STYLE } from '../../../src/proxy/enforcement/valueCodecs/dateStyle.js';
+import { decodeBinary, encodeBinary, TYPE_OIDS } from '../../../src/proxy/enforcement/valueCodecs/valueCodecs.js';
+import { bindFrame } from '../../../src/proxy/enforcement/writePath/bindFrame.js';
+import { rewriteBind, type BoundStatement } from '../../../src/proxy/enforcement/writePath/bindRewriter.js';
+import { coalesceEngineCalls } from '../../../src/proxy/enforcement/writePath/coalescedEngine.js';
+import type { ParamPlan } from '../../../src/proxy/enforcement/writePath/statementRewriter.js';
+import { readBind, type BindMessage } from '../../../src/proxy/protocol/messageReaders.js';
+import { bindMessage } from '../../../src/proxy/protocol/messages.js';
+
+const POLICIES = parsePolicies(`
+columns:
+  public.people.ssn: { kind: ssn, method: fpe, scope: people, reveal: { app: plaintext } }
+  public.people.card: { kind: ccn, method: fpe, scope: payments, reveal: { app: plaintext } }
+  public.people.phone: { kind: numeric, method: tokenise, scope: people, reveal: { app: plaintext } }
+  public.people.account: { kind: numeric, method: fpe, scope: people, reveal: { app: plaintext } }
+  public.people.branch: { kind: numeric, method: fpe, scope: branches, reveal: { app: plaintext } }
+`, 'policies.yaml');
+
+function policy(column: string): ColumnPolicy {
+  return POLICIES.get('public', 'people', column) as ColumnPolicy;
+}
+
+const engine = createEngine({ masterKey: randomBytes(32) });
+const ssn: ParamPlan = { policy: policy('ssn'), array: false, columnType: TYPE_OIDS.text };
+const card: ParamPlan = { policy: policy('card'), array: false, columnType: TYPE_OIDS.text };
+const phone: ParamPlan = { policy: policy('phone'), array: false, columnType: TYPE_OIDS.text };
+const account: ParamPlan = { policy: policy('account'), array: false, columnType: TYPE_OIDS.int8 };
+const branch: ParamPlan = { policy: policy('branch'), array: false, columnType: TYPE_OIDS.int8 };
+
+function bind(values: readonly (string | Buffer | null)[], paramFormats: readonly number[] = []): { frame: Buffer; message: BindMessage } {
+  const frame = bindMessage({
+    portal: '', statement: 'ins', paramFormats, resultFormats: [1],
+    values: values.map((value) => (typeof value === 'string' ? Buffer.from(value, 'utf8') : value)),
+  });
+  return { frame, message: readBind(frame) };
+}
+
+async function protectAlone(plan: ParamPlan, text: string): Promise<string> {
+  return (await engine.protect(plan.policy.kind, [text], plan.policy.engineOptions)).result[0] as string;
+}
+
+describe('bindFrame', () => {
+  it('writes what bindMessage writes, for values given as bytes or as text', () => {
+    const cases: BindMessage[] = [
+      { portal: '', statement: '', paramFormats: [], values: [], resultFormats: [] },
+      { portal: 'pörtal', statement: 'stätement', paramFormats: [0, 1, 0], values: [Buffer.from('a'), null, Buffer.alloc(0)], resultFormats: [1, 0] },
+      { portal: 'p', statement: 's', paramFormats: [1], values: [Buffer.from([0, 0, 0, 7]), Buffer.from('ünïcode ✓', 'utf8')], resultFormats: [1] },
+    ];
+    for (const message of cases) {
+      expect(bindFrame(message, message.paramFormats, message.values)).toEqual(bindMessage(message));
+      const asText = message.values.map((value, i) => (value !== null && i % 2 === 1 ? value.toString('utf8') : value));
+      expect(bindFrame(message, message.paramFormats, asText)).toEqual(bindMessage(message));
+    }
+  });
+});
+
+describe('rewriteBind', () => {
+  it('writes each protected value as protecting it alone gives it, and leaves plain and NULL values as sent', async () => {
+    const statement: BoundStatement = { params: new Map([[1, ssn], [2, card], [4, phone]]), paramTypes: [0, 0, 0, 0, 0] };
+    const { frame, message } = bind(['123-45-6789', '4111111111111111', 'kept', '5551234567', null]);
+    const rewritten = await rewriteBind(frame, message, statement, engine, DEFAULT_DATE_STYLE);
+    const expected = bindMessage({
+      ...message,
+      values: [
+        Buffer.from(await protectAlone(ssn, '123-45-6789')), Buffer.from(await protectAlone(card, '4111111111111111')),
+        Buffer.from('kept'), Buffer.from(await protectAlone(phone, '5551234567')), null,
+      ],
+    });
+    expect(rewritten).toEqual(expected);
+    expect(rewritten.toString('utf8')).not.toContain('123-45-6789');
+  });
+
+  it('gives the same bytes when the sessions\' calls are merged per loop turn', async () => {
+    const statement: BoundStatement = { params: new Map([[1, ssn], [2, card], [3, phone]]), paramTypes: [] };
+    const binds = Array.from({ length: 8 }, (_, i) => bind([`123-45-67${10 + i}`, '4111111111111111', `55512345${10 + i}`]));
+    const alone = await Promise.all(binds.map(({ frame, message }) => rewriteBind(frame, message, statement, engine, DEFAULT_DATE_STYLE)));
+    const coalesced = coalesceEngineCalls(engine);
+    const merged = await Promise.all(binds.map(({ frame, message }) => rewriteBind(frame, message, statement, coalesced, DEFAULT_DATE_STYLE)));
+    expect(merged).toEqual(alone);
+  });
+
+  it('reads and writes binary values in their declared type, and fills appended parameters with their source\'s value and format', async () => {
+    // $3 is pgveil's: the client's $1 used a second time, for another column policy.
+    const statement: BoundStatement = {
+      params: new Map([[1, account], [3, branch]]), paramTypes: [TYPE_OIDS.int8, 0, TYPE_OIDS.int8], extraParams: new Map([[3, 1]]), clientParamCount: 2,
+    };
+    const { frame, message } = bind([encodeBinary(TYPE_OIDS.int8, '123456789') as Buffer, 'kept'], [1, 0]);
+    const rewritten = readBind(await rewriteBind(frame, message, statement, engine, DEFAULT_DATE_STYLE));
+    expect(rewritten.paramFormats).toEqual([1, 0, 1]);
+    expect(rewritten.values.map((value) => value && decodeBinary(TYPE_OIDS.int8, value))).toEqual([
+      await protectAlone(account, '123456789'), expect.anything(), await protectAlone(branch, '123456789'),
+    ]);
+    expect(rewritten.values[1]?.toString('utf8')).toBe('kept');
+  });
+
+  it('protects array elements one by one and scalars alike in a statement with an array parameter', async () => {
+    const statement: BoundStatement = { params: new Map([[1, { ...ssn, array: true }], [2, card]]), paramTypes: [] };
+    const { frame, message } = bind(['{123-45-6789,NULL,987-65-4321}', '4111111111111111']);
+    const rewritten = readBind(await rewriteBind(frame, message, statement, engine, DEFAULT_DATE_STYLE));
+    expect(rewritten.values[0]?.toString('utf8')).toBe(formatTextArray([await protectAlone(ssn, '123-45-6789'), null, await protectAlone(ssn, '987-65-4321')]));
+    expect(rewritten.values[1]?.toString('utf8')).toBe(await protectAlone(card, '4111111111111111'));
+  });
+
+  it('returns the frame as sent when no value needs protecting', async () => {
+    const statement: BoundStatement = { params: new Map([[1, ssn]]), paramTypes: [] };
+    const { frame, message } = bind([null, 'kept']);
+    expect(await rewriteBind(frame, message, statement, engine, DEFAULT_DATE_STYLE)).toBe(frame);
+  });
+
+  it('refuses with the policy of the first parameter whose value is not of its kind, whatever the others', async () => {
+    const statement: BoundStatement = { params: new Map([[1, phone], [2, ssn], [3, card]]), paramTypes: [] };
+    const { frame, message } = bind(['5551234567', 'not an ssn', 'not a card']);
+    const refusal = await rewriteBind(frame, message, statement, engine, DEFAULT_DATE_STYLE).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(PolicyRefusal);
+    expect((refusal as PolicyRefusal).message).toContain('public.people.ssn');
+    expect((refusal as PolicyRefusal).message).not.toContain('not an ssn');
+  });
+
+  it('refuses a binary value it cannot read before protecting any value', async () => {
+    let calls = 0;
+    const counting = { ...engine, protect: (...args: Parameters<typeof engine.protect>) => { calls++; return engine.protect(...args); } };
+    const statement: BoundStatement = { params: new Map([[1, ssn], [2, account]]), paramTypes: [0, TYPE_OIDS.int8] };
+    const { frame, message } = bind(['123-45-6789', Buffer.from([1, 2, 3])], [0, 1]);
+    const refusal = await rewriteBind(frame, message, statement, counting, DEFAULT_DATE_STYLE).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(PolicyRefusal);
+    expect((refusal as PolicyRefusal).message).toContain('cannot be read');
+    expect(calls).toBe(0);
+  });
+});
