@@ -5,6 +5,32 @@
  * length included). Writing them is `messages.ts`.
  */
 
+/**
+ * A message pgveil cannot read faithfully: the session ends with 08P01 and this message, which
+ * names the rule and never a value.
+ */
+export class ProtocolViolation extends Error {}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Statement and portal names are tracked by their decoded text, so two different byte strings
+ * must never decode alike: lenient UTF-8 turns every invalid byte into U+FFFD, and a Bind could
+ * then run a statement pgveil takes for another one.
+ */
+function decodeName(bytes: Buffer): string {
+  for (let i = 0; i < bytes.length; i++) {
+    if ((bytes[i] as number) >= 0x80) {
+      try {
+        return STRICT_UTF8.decode(bytes);
+      } catch {
+        throw new ProtocolViolation('prepared statement and portal names must be valid UTF-8: pgveil tells statements apart by their names');
+      }
+    }
+  }
+  return bytes.toString('latin1');
+}
+
 /** Reads NUL-terminated strings and integers from a frame body. */
 class FrameReader {
   pos = 5;
@@ -14,6 +40,15 @@ class FrameReader {
     const end = this.frame.indexOf(0, this.pos);
     if (end < 0) throw new RangeError('malformed message: unterminated string');
     const text = this.frame.toString('utf8', this.pos, end);
+    this.pos = end + 1;
+    return text;
+  }
+
+  /** A statement or portal name (see decodeName). */
+  name(): string {
+    const end = this.frame.indexOf(0, this.pos);
+    if (end < 0) throw new RangeError('malformed message: unterminated string');
+    const text = decodeName(this.frame.subarray(this.pos, end));
     this.pos = end + 1;
     return text;
   }
@@ -58,7 +93,7 @@ export interface ParseMessage {
 
 export function readParse(frame: Buffer): ParseMessage {
   const reader = new FrameReader(frame);
-  const name = reader.cString();
+  const name = reader.name();
   const sql = reader.cString();
   const count = reader.int16();
   const paramTypes: number[] = [];
@@ -78,8 +113,8 @@ export interface BindMessage {
 
 export function readBind(frame: Buffer): BindMessage {
   const reader = new FrameReader(frame);
-  const portal = reader.cString();
-  const statement = reader.cString();
+  const portal = reader.name();
+  const statement = reader.name();
   const formatCount = reader.int16();
   const paramFormats: number[] = [];
   for (let i = 0; i < formatCount; i++) paramFormats.push(reader.int16());
@@ -112,11 +147,11 @@ export interface TargetMessage {
 export function readTarget(frame: Buffer): TargetMessage {
   const reader = new FrameReader(frame);
   const target = reader.byte() === 0x53 ? 'S' : 'P';
-  return { target, name: reader.cString() };
+  return { target, name: reader.name() };
 }
 
 export function readExecutePortal(frame: Buffer): string {
-  return new FrameReader(frame).cString();
+  return new FrameReader(frame).name();
 }
 
 export interface FieldDescription {

@@ -11,7 +11,7 @@ import { DROP_MESSAGE, FORWARD, INJECT_AFTER, MessagePump, type PumpFailure, typ
 import { ProtocolState } from './protocolState.js';
 import { passThroughHooks, type MessageVerdict, type SessionContext, type SessionHooks, type SessionHooksFactory } from './sessionHooks.js';
 import { typeSet } from '../protocol/messageLimits.js';
-import { forEachFrame } from '../protocol/messageReaders.js';
+import { forEachFrame, ProtocolViolation } from '../protocol/messageReaders.js';
 
 export interface SessionRelayOptions {
   client: Duplex;
@@ -149,7 +149,10 @@ export class SessionRelay {
   };
 
   private onFrontendFailure(reason: PumpFailure): void {
-    if (reason.kind === 'hook-failed') {
+    if (reason.kind === 'hook-failed' && reason.error instanceof ProtocolViolation) {
+      this.options.warnings?.warn({ reason: reason.error.message }, 'proxy: unreadable frontend message; closing the session');
+      this.fatalAfterPendingReplies({ severity: 'FATAL', code: '08P01', message: reason.error.message });
+    } else if (reason.kind === 'hook-failed') {
       const error = reason.error as Error;
       this.options.logger.error({ errorName: error.name, reason: error.message }, 'proxy: frontend hook failed');
       this.options.logger.debug({ err: reason.error }, 'proxy: frontend hook failed (stack)');

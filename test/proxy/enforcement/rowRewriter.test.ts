@@ -9,7 +9,7 @@ import { createEngine, type Engine } from '../../../src/engine/index.js';
 import { parsePolicies, type ColumnPolicy } from '../../../src/policy/index.js';
 import { createPolicyMetrics } from '../../../src/proxy/enforcement/policyMetrics.js';
 import type { PlannedField, ResultPlan } from '../../../src/proxy/enforcement/readPath/resultPlan.js';
-import { rewriteDataRows } from '../../../src/proxy/enforcement/readPath/rowRewriter.js';
+import { rewriteDataRows, withoutTrailingSpaces } from '../../../src/proxy/enforcement/readPath/rowRewriter.js';
 import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../../../src/proxy/enforcement/valueCodecs/dateStyle.js';
 import { encodeBinary, TYPE_OIDS } from '../../../src/proxy/enforcement/valueCodecs/valueCodecs.js';
 import { dataRowMessage } from '../../../src/proxy/protocol/messages.js';
@@ -135,5 +135,26 @@ describe('rewriteDataRows (batched) against the plain rewriter', () => {
     expect(metrics.unprotectFailures).toBe(1);
     const nulled = await rewriteDataRows(rows, plan('null'), engine, createPolicyMetrics(), DEFAULT_DATE_STYLE);
     expect(nulled).toEqual(Buffer.concat([dataRowMessage([null, Buffer.from('x')]), dataRowMessage([null, null])]));
+  });
+});
+
+describe('rewriteDataRows fails closed', () => {
+  it('refuses an engine answer with fewer values than it was given, rather than send a stored value where a mask was due', async () => {
+    const short: Engine = Object.assign(Object.create(engine) as Engine, {
+      protect: async (...args: Parameters<Engine['protect']>) => {
+        const answer = await engine.protect(...args);
+        return { ...answer, result: answer.result.slice(1) };
+      },
+    });
+    const plan: ResultPlan = { fieldCount: 1, fields: [{ index: 0, policy: policy('ssn'), action: 'mask', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 }] };
+    const rows = [dataRowMessage([Buffer.from('123-45-6789')]), dataRowMessage([Buffer.from('234-56-7890')])];
+    await expect(rewriteDataRows(rows, plan, short, createPolicyMetrics(), DEFAULT_DATE_STYLE)).rejects.toThrow(/different number of values/);
+  });
+
+  it('trims bpchar padding in linear time, as / +$/ would', () => {
+    for (const text of ['', ' ', 'a', 'a  ', '  a', ' a b  ', 'a\t ', 'ü  ']) expect(withoutTrailingSpaces(text)).toBe(text.replace(/ +$/, ''));
+    // Spaces followed by another character: quadratic for the regex, one pass for the loop.
+    const adversarial = `a${' '.repeat(1_000_000)}b`;
+    expect(withoutTrailingSpaces(adversarial)).toBe(adversarial);
   });
 });

@@ -23,6 +23,13 @@ function isPadded(field: PlannedField): boolean {
   return field.typeOid === TYPE_OIDS.bpchar;
 }
 
+/** A loop, not `/ +$/`: that regex is quadratic on spaces followed by another character. */
+export function withoutTrailingSpaces(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x20) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+
 /** Text-format dates go to the engine as ISO and back in the session's DateStyle. */
 function isTextDate(field: PlannedField): boolean {
   return field.typeOid === TYPE_OIDS.date && field.format === 0;
@@ -68,7 +75,7 @@ async function rewriteField(
     }
     if (padded) {
       widths.push([...text].length);
-      text = text.replace(/ +$/, '');
+      text = withoutTrailingSpaces(text);
     }
     if (textDate) text = toIsoDate(text, dateStyle) ?? text;
     positions[stored.length] = row;
@@ -76,11 +83,14 @@ async function rewriteField(
   }
   if (stored.length === 0) return;
   const revealed = await revealColumn(engine, field.policy, field.action, stored, metrics);
+  // A short answer must not leave a stored value where a mask or NULL was due: fail closed.
+  if (revealed.length !== stored.length) throw new Error('the engine answered a different number of values than it was given');
   // ISO output prints the engine's ISO date as it is.
   const restyle = textDate && dateStyle.output !== 'ISO';
   for (let i = 0; i < revealed.length; i++) {
     const value = revealed[i];
-    if (value === KEEP || value === undefined) continue;
+    if (value === KEEP) continue;
+    if (value === undefined) throw new Error('the engine answered no value for a row');
     const row = positions[i] as number;
     if (value === null) {
       batch.change(row, slot, null);

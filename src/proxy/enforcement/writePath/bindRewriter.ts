@@ -80,8 +80,11 @@ function scalarGroups(
 }
 
 function placeProtected(group: ValueGroup, protectedTexts: readonly string[], values: BindValue[]): void {
+  // A short answer must never leave a parameter as it was sent (or as NULL): fail closed.
+  if (protectedTexts.length !== group.indexes.length) throw new Error('the engine answered a different number of values than it was given');
   for (let i = 0; i < group.indexes.length; i++) {
     const text = protectedTexts[i] as string;
+    if (typeof text !== 'string') throw new Error('the engine answered a value that is not text');
     const type = group.binaryTypes[i] as number;
     if (type < 0) {
       values[group.indexes[i] as number] = text; // written as UTF-8 into the frame

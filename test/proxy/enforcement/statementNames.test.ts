@@ -1,0 +1,83 @@
+/**
+ * Statement and portal names are how pgveil knows which plan a Bind runs: two different names must
+ * never look alike to it. A name that is not valid UTF-8 (which a lenient decoder would fold into
+ * U+FFFD, together with every other invalid byte) ends the session with 08P01 before anything runs.
+ */
+import type pg from 'pg';
+import { serialize } from 'pg-protocol';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openRawSession, type BackendMessage } from '../support/rawProtocol.js';
+import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+
+let harness: PolicyHarness;
+let direct: pg.Client;
+
+beforeAll(async () => {
+  harness = await startPolicyHarness();
+  direct = await harness.direct();
+});
+
+afterAll(async () => {
+  await direct?.end().catch(() => undefined);
+  await harness?.stop();
+});
+
+function frame(type: string, ...parts: Buffer[]): Buffer {
+  const body = Buffer.concat(parts);
+  const head = Buffer.alloc(5);
+  head.write(type, 0, 'latin1');
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+const int16 = (n: number): Buffer => { const b = Buffer.alloc(2); b.writeInt16BE(n); return b; };
+const int32 = (n: number): Buffer => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
+const cstring = (bytes: Buffer): Buffer => Buffer.concat([bytes, Buffer.from([0])]);
+
+/** A Bind of one text value to the statement whose name is these exact bytes. */
+function bindTo(statementName: Buffer, value: string): Buffer {
+  const valueBytes = Buffer.from(value);
+  return frame('B', cstring(Buffer.alloc(0)), cstring(statementName), int16(0), int16(1), int32(valueBytes.length), valueBytes, int16(0));
+}
+
+function errors(messages: BackendMessage[]): string[] {
+  return messages.filter((m) => m.type === 'E').map((m) => m.body.toString('utf8'));
+}
+
+async function storedPlaintext(ssn: string): Promise<number> {
+  return (await direct.query('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [ssn])).rows[0].n as number;
+}
+
+it('runs a statement with a valid non-ASCII name, protecting its values', async () => {
+  const session = await openRawSession(harness.via(APP));
+  try {
+    session.send([serialize.parse({ name: 'ÿ', text: 'INSERT INTO customers (ssn, note) VALUES ($1, \'named\')' }), serialize.sync()]);
+    expect(errors(await session.readUntilReady())).toEqual([]);
+    session.send([bindTo(Buffer.from('ÿ'), '234-56-7890'), serialize.execute(), serialize.sync()]);
+    expect(errors(await session.readUntilReady())).toEqual([]);
+    expect(await storedPlaintext('234-56-7890')).toBe(0);
+    expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'named'")).rows[0].n).toBe(1);
+  } finally {
+    session.close();
+  }
+});
+
+it('ends the session with 08P01 when a name is not UTF-8, so no Bind can run a statement pgveil takes for another', async () => {
+  const session = await openRawSession(harness.via(APP));
+  try {
+    session.send([serialize.parse({ name: 'ÿ', text: 'INSERT INTO customers (ssn, note) VALUES ($1, \'forged\')' }), serialize.sync()]);
+    expect(errors(await session.readUntilReady())).toEqual([]);
+    // In LATIN1 the byte FF is the server's 'ÿ', the protected INSERT above; a lenient decoder
+    // reads both FE and FF as U+FFFD, and would take FF for the harmless statement named FE.
+    session.send([serialize.query("SET client_encoding TO 'LATIN1'")]);
+    await session.readUntilReady();
+    session.send([frame('P', cstring(Buffer.from([0xfe])), cstring(Buffer.from('SELECT $1::text')), int16(0)), serialize.sync()]);
+    session.send([bindTo(Buffer.from([0xff]), '345-67-8901'), serialize.execute(), serialize.sync()]);
+    const messages = await session.readUntilClosed(5_000);
+    expect(errors(messages).join('\n')).toMatch(/08P01[\s\S]*names must be valid UTF-8/);
+  } finally {
+    session.close();
+  }
+  expect(await storedPlaintext('345-67-8901')).toBe(0);
+  expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'forged'")).rows[0].n).toBe(0);
+});
