@@ -102,31 +102,27 @@ class ProtectionEngine implements EngineWithValueProtection {
   }
 
   /**
-   * Whether a batch of one takes the single-value path: always but for fpe of a kind without
-   * one (whose value may need several permutation tables, which slices spread over turns).
+   * The resolved options, and the held protection when a batch of one takes the single-value path:
+   * always but for fpe of a kind without one (whose value may need several permutation tables,
+   * which slices spread over turns).
    */
-  /** The caller's options resolved (from the held protection when `options` is one it has seen). */
-  private oneValueProtection(kind: Kind, options: ProtectOptions | undefined, opts: ResolvedOptions): ValueProtection {
+  private route(kind: Kind, options: ProtectOptions | undefined, data: readonly unknown[]): { opts: ResolvedOptions; values: readonly string[]; one?: ValueProtection } {
     const held = this.held.get(kind, options);
-    if (held !== undefined) return held.protection;
-    const protection = this.protectionOf(kind, opts);
-    this.held.hold(kind, options, opts, protection);
-    return protection;
-  }
-
-  private static oneValuePath(handler: KindHandler, opts: ResolvedOptions): boolean {
-    return opts.method !== 'fpe' || handler.fpeOne !== undefined;
+    const opts = held?.options ?? resolveOptions(kind, options);
+    const values = requireStrings(data);
+    if (values.length !== 1 || (opts.method === 'fpe' && KIND_HANDLERS[kind].fpeOne === undefined)) return { opts, values };
+    if (held !== undefined) return { opts, values, one: held.protection };
+    const one = this.protectionOf(kind, opts);
+    this.held.hold(kind, options, opts, one);
+    return { opts, values, one };
   }
 
   /** Not async: a batch of one is answered with one settled promise, not an async function's. */
   protect(kindName: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse> {
     try {
       const kind = requireKind(kindName);
-      const opts = this.held.get(kind, options)?.options ?? resolveOptions(kind, options);
-      const values = requireStrings(data);
-      if (values.length === 1 && ProtectionEngine.oneValuePath(KIND_HANDLERS[kind], opts)) {
-        return Promise.resolve(protectResponse([this.oneValueProtection(kind, options, opts).protect(values[0] as string)], opts, options));
-      }
+      const { opts, values, one } = this.route(kind, options, data);
+      if (one !== undefined) return Promise.resolve(protectResponse([one.protect(values[0] as string)], opts, options));
       return this.protectBatch(kind, opts, values, options);
     } catch (error) {
       return Promise.reject(error);
@@ -165,10 +161,9 @@ class ProtectionEngine implements EngineWithValueProtection {
   unprotect(kindName: string, data: readonly unknown[], options?: ProtectOptions): Promise<ProtectionResponse> {
     try {
       const kind = requireKind(kindName);
-      const opts = this.held.get(kind, options)?.options ?? resolveOptions(kind, options);
-      const values = requireStrings(data);
-      if (values.length === 1 && ProtectionEngine.oneValuePath(KIND_HANDLERS[kind], opts)) {
-        const out = this.oneValueProtection(kind, options, opts).unprotect(values[0] as string);
+      const { opts, values, one } = this.route(kind, options, data);
+      if (one !== undefined) {
+        const out = one.unprotect(values[0] as string);
         if (typeof out === 'string') return Promise.resolve({ operation: 'unprotect', result: [out] });
         return Promise.resolve({ operation: 'unprotect', result: [...values], discrepancy: { [out.discrepancy]: [0] } });
       }

@@ -3,24 +3,12 @@
  * never look alike to it. A name that is not valid UTF-8 (which a lenient decoder would fold into
  * U+FFFD, together with every other invalid byte) ends the session with 08P01 before anything runs.
  */
-import type pg from 'pg';
 import { serialize } from 'pg-protocol';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openRawSession, type BackendMessage } from '../support/rawProtocol.js';
-import { APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+import { APP, useAppHarness } from './support/policyHarness.js';
 
-let harness: PolicyHarness;
-let direct: pg.Client;
-
-beforeAll(async () => {
-  harness = await startPolicyHarness();
-  direct = await harness.direct();
-});
-
-afterAll(async () => {
-  await direct?.end().catch(() => undefined);
-  await harness?.stop();
-});
+const shared = useAppHarness();
 
 function frame(type: string, ...parts: Buffer[]): Buffer {
   const body = Buffer.concat(parts);
@@ -45,25 +33,25 @@ function errors(messages: BackendMessage[]): string[] {
 }
 
 async function storedPlaintext(ssn: string): Promise<number> {
-  return (await direct.query('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [ssn])).rows[0].n as number;
+  return (await shared.direct.query('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [ssn])).rows[0].n as number;
 }
 
 it('runs a statement with a valid non-ASCII name, protecting its values', async () => {
-  const session = await openRawSession(harness.via(APP));
+  const session = await openRawSession(shared.harness.via(APP));
   try {
     session.send([serialize.parse({ name: 'ÿ', text: 'INSERT INTO customers (ssn, note) VALUES ($1, \'named\')' }), serialize.sync()]);
     expect(errors(await session.readUntilReady())).toEqual([]);
     session.send([bindTo(Buffer.from('ÿ'), '234-56-7890'), serialize.execute(), serialize.sync()]);
     expect(errors(await session.readUntilReady())).toEqual([]);
     expect(await storedPlaintext('234-56-7890')).toBe(0);
-    expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'named'")).rows[0].n).toBe(1);
+    expect((await shared.direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'named'")).rows[0].n).toBe(1);
   } finally {
     session.close();
   }
 });
 
 it('ends the session with 08P01 when a name is not UTF-8, so no Bind can run a statement pgveil takes for another', async () => {
-  const session = await openRawSession(harness.via(APP));
+  const session = await openRawSession(shared.harness.via(APP));
   try {
     session.send([serialize.parse({ name: 'ÿ', text: 'INSERT INTO customers (ssn, note) VALUES ($1, \'forged\')' }), serialize.sync()]);
     expect(errors(await session.readUntilReady())).toEqual([]);
@@ -79,5 +67,5 @@ it('ends the session with 08P01 when a name is not UTF-8, so no Bind can run a s
     session.close();
   }
   expect(await storedPlaintext('345-67-8901')).toBe(0);
-  expect((await direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'forged'")).rows[0].n).toBe(0);
+  expect((await shared.direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'forged'")).rows[0].n).toBe(0);
 });
