@@ -43,7 +43,7 @@ function analysedInPlace(state: PolicySessionState, sql: string, domain: number,
 }
 
 function analysedUnder(
-state: PolicySessionState, sql: string, domain: number, batch: number, declaredParamCount: number, policies: ColumnPolicies,
+  state: PolicySessionState, sql: string, domain: number, batch: number, declaredParamCount: number, policies: ColumnPolicies,
 ): RewrittenStatement | Promise<RewrittenStatement> {
   if (state.wantsNewerDefault(policies)) {
     // The session's default search_path may be newer than this reading: read after its login.
@@ -54,7 +54,7 @@ state: PolicySessionState, sql: string, domain: number, batch: number, declaredP
 }
 
 function analysedWith(
-state: PolicySessionState, sql: string, domain: number, batch: number, declaredParamCount: number, policies: ColumnPolicies,
+  state: PolicySessionState, sql: string, domain: number, batch: number, declaredParamCount: number, policies: ColumnPolicies,
 ): RewrittenStatement | Promise<RewrittenStatement> {
   const context = state.statementContext(policies, domain);
   // `missed` only grows: the names this analysis missed are the ones added after this size.
@@ -72,7 +72,7 @@ state: PolicySessionState, sql: string, domain: number, batch: number, declaredP
  * again before deciding it has no protected columns.
  */
 async function analysedAfterMiss(
-state: PolicySessionState, sql: string, missedNow: readonly string[], domain: number, batch: number, declaredParamCount: number,
+  state: PolicySessionState, sql: string, missedNow: readonly string[], domain: number, batch: number, declaredParamCount: number,
 ): Promise<RewrittenStatement> {
   await state.catalog.afterMiss();
   const policies = await state.policies();
@@ -84,7 +84,7 @@ state: PolicySessionState, sql: string, missedNow: readonly string[], domain: nu
 
 /** Throws PolicyRefusal (synchronously) for a text that must not be forwarded. */
 function rewritten(
-state: PolicySessionState, sql: string, analysis: SqlAnalysis, context: StatementContext, batch: number, declaredParamCount: number,
+  state: PolicySessionState, sql: string, analysis: SqlAnalysis, context: StatementContext, batch: number, declaredParamCount: number,
 ): RewrittenStatement | Promise<RewrittenStatement> {
   const policies = context.policies;
   const ruleRefusal = statementRuleRefusal(analysis, state.rights());
