@@ -4,8 +4,14 @@ import { readFileSync } from 'node:fs';
 
 /** User + system CPU seconds a process used so far (from /proc). */
 export function cpuSeconds(pid: number): number {
+  const { user, system } = cpuSplit(pid);
+  return user + system;
+}
+
+/** User and system CPU seconds a process used so far, apart: system time is mostly the kernel's socket work. */
+export function cpuSplit(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
 /** Read and write system calls (read/readv/recv…, write/writev/send…) a process made so far (from /proc). */

@@ -3,7 +3,8 @@
  * directly, through PgBouncer (session mode), through pgveil, and through a bare Node byte pipe (the
  * floor for a relay on Node's net), interleaved round by round so that machine noise hits all alike;
  * then a 2-million-row SELECT streamed through pgveil while its RSS is sampled. Prints medians,
- * ratios, and the CPU each middle process spent per transaction.
+ * ratios, and the CPU each middle process spent per transaction (user and system apart, with the
+ * proxy's read and write system calls). pgveil runs from the compiled dist/ (see ../compiled.ts).
  *
  * Environment: PGVEIL_BENCH_SECONDS (default 15), PGVEIL_BENCH_ROUNDS (3), PGVEIL_BENCH_SCALE (10),
  * PGVEIL_BENCH_ROWS (2000000), PGVEIL_BENCH_TARGETS (e.g. "pgveil,pgveil+policy": only those; the
@@ -21,7 +22,7 @@ import { promisify } from 'node:util';
 import { freePort, startTestPostgres } from '../../test/support/postgres.js';
 import { startPgBouncer } from './pgbouncerProcess.js';
 import { streamLargeResult } from './largeResult.js';
-import { cpuSeconds, median, startProcess } from './benchProcesses.js';
+import { cpuSplit, ioSyscalls, median, startProcess } from './benchProcesses.js';
 
 const SECONDS = Number(process.env.PGVEIL_BENCH_SECONDS ?? 15);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 3);
@@ -123,15 +124,21 @@ async function main(): Promise<void> {
         // Rotate the order each round so no target always runs first.
         const ordered = targets.map((_, i) => targets[(i + round) % targets.length] as Target);
         for (const target of ordered) {
-          const cpuBefore = target.pid ? cpuSeconds(target.pid) : 0;
+          const cpuBefore = target.pid ? cpuSplit(target.pid) : { user: 0, system: 0 };
+          const ioBefore = target.pid ? ioSyscalls(target.pid) : { reads: 0, writes: 0 };
           const { tps, transactions } = await pgbench(target, mode);
           const key = `${target.name}/${mode}`;
           results.set(key, [...(results.get(key) ?? []), tps]);
           let cpuNote = '';
           if (target.pid) {
-            const micros = ((cpuSeconds(target.pid) - cpuBefore) * 1e6) / transactions;
+            const cpu = cpuSplit(target.pid);
+            const microsOf = (seconds: number): number => (seconds * 1e6) / transactions;
+            const micros = microsOf(cpu.user + cpu.system - cpuBefore.user - cpuBefore.system);
             cpuPerTransaction.set(key, [...(cpuPerTransaction.get(key) ?? []), micros]);
-            cpuNote = `   ${micros.toFixed(1)} µs CPU per transaction`;
+            const io = ioSyscalls(target.pid);
+            const perTransaction = (count: number): string => (count / transactions).toFixed(1);
+            const calls = io.reads > 0 ? `, ${perTransaction(io.reads - ioBefore.reads)} reads + ${perTransaction(io.writes - ioBefore.writes)} writes` : '';
+            cpuNote = `   ${micros.toFixed(1)} µs CPU per transaction (user ${microsOf(cpu.user - cpuBefore.user).toFixed(1)}, system ${microsOf(cpu.system - cpuBefore.system).toFixed(1)})${calls}`;
           }
           process.stdout.write(`round ${round} ${mode.padEnd(8)} ${target.name.padEnd(13)} ${format(tps)} tps${cpuNote}\n`);
         }

@@ -5,10 +5,13 @@
  * Prints `port=<n>` once listening.
  */
 import pino from 'pino';
-import { createEngine } from '../../src/engine/engine.js';
-import { openPolicyStore } from '../../src/policy/index.js';
-import { startProxy, type UpstreamOptions } from '../../src/proxy/index.js';
-import { createPolicyHooks } from '../../src/proxy/enforcement/index.js';
+import type { UpstreamOptions } from '../../src/proxy/index.js';
+import { compiled } from '../compiled.js';
+
+const { createEngine } = await compiled<typeof import('../../src/engine/index.js')>('engine/index.js');
+const { openPolicyStore } = await compiled<typeof import('../../src/policy/index.js')>('policy/index.js');
+const { startProxy } = await compiled<typeof import('../../src/proxy/index.js')>('proxy/index.js');
+const { createPolicyHooks } = await compiled<typeof import('../../src/proxy/enforcement/index.js')>('proxy/enforcement/index.js');
 
 interface BenchProxyConfig {
   upstream: UpstreamOptions;

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/proxy/workersBenchmark.ts`: pgbench -S (-M prepared, -c 8 -j 2) through `pgveil serve`
+ * `npm run bench:workers`: pgbench -S (-M prepared, -c 8 -j 2) through `pgveil serve` (the compiled dist/)
  * with proxy.workers 1 and with PGVEIL_BENCH_WORKERS (default 2), and directly against PostgreSQL,
  * interleaved round by round so machine noise hits all alike. Prints medians, the ratio of the two
  * pgveil runs, and the CPU per transaction of the whole pgveil process tree (primary + workers), with
@@ -54,7 +54,7 @@ async function startServe(workers: number, upstream: Record<string, unknown>, en
   const doc = parseDocument(await readFile(file, 'utf8'));
   doc.set('proxy', doc.createNode({ listen: { host: '127.0.0.1', port }, tls: { mode: 'disable' }, allowCleartextFromLoopback: true, upstream, workers }));
   await writeFile(file, doc.toString());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', file], {
+  const child = spawn(process.execPath, ['bin/pgveil.js', 'serve', '--config', file], {
     env: { ...process.env, ...env, PGVEIL_API_PORT: String(await freePort()), PGVEIL_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

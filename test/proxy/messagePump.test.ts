@@ -97,6 +97,36 @@ describe('MessagePump', () => {
     }), { numRuns: 60 });
   });
 
+  it('forwards what the hook leaves alone (undefined or the same frame) in place, among rewritten ones', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(messageArbitrary, { minLength: 1, maxLength: 20 }), fc.array(fc.nat(), { maxLength: 30 }), async (messages, cuts) => {
+      const input = Buffer.concat(messages);
+      const choice = (bytes: Buffer): number => bytes.length % 4;
+      const rewrite = (bytes: Buffer): Buffer => message('Q', Buffer.from(`rewritten ${bytes.length}\0`));
+      const expected = Buffer.concat(messages.map((m) => (m[0] === 0x50 || m[0] === 0x42) && choice(m) >= 2 ? rewrite(m) : m));
+      const source = new PassThrough();
+      const target = new PassThrough();
+      const handler: PumpHandler = {
+        observe: () => FORWARD,
+        intercept: (frame) => {
+          switch (choice(frame)) {
+            case 0: return undefined;
+            case 1: return frame;
+            case 2: return rewrite(frame);
+            default: return new Promise((resolve) => setImmediate(() => resolve(rewrite(frame))));
+          }
+        },
+        takeAfter: () => [],
+        onFailure: (reason) => { throw new Error(reason.kind); },
+      };
+      new MessagePump(source, target, frontendMessageLimits(1 << 20), typeSet('PB'), handler).start();
+      const received: Buffer[] = [];
+      target.on('data', (chunk: Buffer) => received.push(chunk));
+      for (const chunk of split(input, cuts)) source.write(chunk);
+      for (let i = 0; i < 400 && Buffer.concat(received).length < expected.length; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+      expect(Buffer.concat(received).equals(expected)).toBe(true);
+    }), { numRuns: 60 });
+  });
+
   it('stops at a malformed header after relaying what came before', async () => {
     const good = message('Q', Buffer.from('SELECT 1\0'));
     const run = await relay([Buffer.concat([good, message('y', Buffer.alloc(0)), good])]);
@@ -105,7 +135,7 @@ describe('MessagePump', () => {
   });
 });
 
-describe('writes around an asynchronous hook', () => {
+describe('how a chunk is written to the target', () => {
   /** Counts the target's writes (each corked group is one). */
   function countingTarget(): { target: PassThrough; writes: Buffer[] } {
     const writes: Buffer[] = [];
@@ -140,6 +170,47 @@ describe('writes around an asynchronous hook', () => {
     source.write(Buffer.concat([parse, bind, rest]));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(writes).toEqual([Buffer.concat([parse, rewritten, rest])]);
+  });
+
+  it('sends a chunk whose intercepted messages the hook leaves alone as one buffer, not a gathered write', async () => {
+    const source = new PassThrough();
+    const buffers: Buffer[][] = [];
+    const target = new PassThrough();
+    target._writev = (chunks, done) => {
+      buffers.push(chunks.map((c) => c.chunk as Buffer));
+      done();
+    };
+    target._write = (chunk: Buffer, _encoding, done) => {
+      buffers.push([chunk]);
+      done();
+    };
+    const handler: PumpHandler = { observe: () => FORWARD, intercept: (frame) => (frame.length % 2 === 0 ? undefined : frame), takeAfter: () => [], onFailure: () => undefined };
+    new MessagePump(source, target, frontendMessageLimits(1 << 20), typeSet('PBES'), handler).start();
+    const chunk = Buffer.concat([parse, bind, rest, bind, rest]);
+    source.write(chunk);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(buffers).toEqual([[chunk]]);
+  });
+
+  it('keeps the order when the hook sends bytes of its own while it looks at a message', async () => {
+    const source = new PassThrough();
+    const { target, writes } = countingTarget();
+    const own = message('Z', Buffer.from('I'));
+    let pump: MessagePump | undefined;
+    const handler: PumpHandler = {
+      observe: () => FORWARD,
+      intercept: () => {
+        pump?.sendNow(own);
+        return undefined;
+      },
+      takeAfter: () => [],
+      onFailure: () => undefined,
+    };
+    pump = new MessagePump(source, target, frontendMessageLimits(1 << 20), typeSet('B'), handler);
+    pump.start();
+    source.write(Buffer.concat([parse, bind, rest]));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(Buffer.concat(writes)).toEqual(Buffer.concat([parse, own, bind, rest]));
   });
 
   it('sends what came before the message while a slow hook still waits', async () => {

@@ -4,8 +4,9 @@
  *
  * Speed: each incoming chunk is walked header by header and forwarded as contiguous runs of
  * untouched bytes (usually the whole chunk in one write); several runs of one chunk go out corked,
- * as one writev. A message split across chunks streams through as it comes, so memory stays flat
- * whatever its size. Only types a hook intercepts are buffered whole.
+ * as one writev. An intercepted message the hook leaves as it is stays part of its run, so a
+ * chunk nothing rewrites still leaves as one write. A message split across chunks streams through
+ * as it comes, so memory stays flat whatever its size. Only types a hook intercepts are buffered whole.
  *
  * Backpressure: when the target's buffer is full the source is paused until 'drain'; while an
  * asynchronous hook works, the source is paused too and the rest of the chunk waits.
@@ -29,6 +30,11 @@ export interface PumpHandler {
   onFailure(reason: PumpFailure): void;
 }
 
+/** How an intercepted message was settled. */
+const UNCHANGED = 0;   // forward the same bytes: left in place
+const REPLACED = 1;    // what came before it and the verdict are queued
+const SUSPENDED = 2;   // the hook went asynchronous, or failed: processing stopped here
+
 export type PumpFailure =
   | { kind: 'invalid-type'; type: number }
   | { kind: 'invalid-length'; type: number; length: number }
@@ -49,6 +55,10 @@ export class MessagePump {
   private busyTurns = 0;                      // loop turns an asynchronous hook has been busy
   private readonly backlog: Buffer[] = [];
   private stopped = false;
+  // Untouched bytes of the chunk being walked, not yet queued while a hook looks at the message after them.
+  private runChunk: Buffer | null = null;
+  private runFrom = 0;
+  private runTo = 0;
 
   constructor(
     private readonly source: Duplex,
@@ -106,7 +116,9 @@ export class MessagePump {
       pos += n;
       if (this.frameFilled < frame.length) return;
       this.frame = null;
-      if (!this.deliverIntercepted(frame, chunk, pos)) return;
+      const outcome = this.deliverIntercepted(frame, chunk, pos);
+      if (outcome === SUSPENDED) return;
+      if (outcome === UNCHANGED) this.push(frame);
     }
     let runStart = pos;
     if (this.streamRemaining > 0) {
@@ -140,14 +152,20 @@ export class MessagePump {
       }
       const total = length + 1;
       if (this.intercepted[type] === 1) {
-        if (pos > runStart) out.push(chunk.subarray(runStart, pos));
         if (total <= available) {
           const frame = chunk.subarray(pos, pos + total);
+          this.runChunk = chunk;
+          this.runFrom = runStart;
+          this.runTo = pos;
+          const outcome = this.deliverIntercepted(frame, chunk, pos + total);
+          if (outcome === SUSPENDED) return;
+          if (outcome === REPLACED) runStart = pos + total;
+          else if (this.runChunk === null) runStart = pos; // something was queued meanwhile: the message starts a new run
+          else this.runChunk = null;                        // unchanged: it stays part of the run
           pos += total;
-          runStart = pos;
-          if (!this.deliverIntercepted(frame, chunk, pos)) return;
           continue;
         }
+        if (pos > runStart) out.push(chunk.subarray(runStart, pos));
         const frame = Buffer.allocUnsafe(total);
         chunk.copy(frame, 0, pos, len);
         this.frame = frame;
@@ -191,19 +209,26 @@ export class MessagePump {
     this.flush();
   }
 
-  /** Returns false when the hook went asynchronous: processing resumes from `resumeAt` later. */
-  private deliverIntercepted(frame: Buffer, chunk: Buffer, resumeAt: number): boolean {
+  /**
+   * Hands a message to the hook. UNCHANGED: nothing was queued for it (the caller keeps or queues
+   * the same bytes); REPLACED: the pending run and the verdict are queued; SUSPENDED: the hook went
+   * asynchronous (processing resumes from `resumeAt` later) or failed.
+   */
+  private deliverIntercepted(frame: Buffer, chunk: Buffer, resumeAt: number): number {
     let verdict: MessageVerdict | Promise<MessageVerdict>;
     try {
       verdict = this.handler.intercept(frame);
     } catch (error) {
+      this.runChunk = null;
       this.fail({ kind: 'hook-failed', error });
-      return false;
+      return SUSPENDED;
     }
     if (!(verdict instanceof Promise)) {
-      this.push(verdict ?? frame);
-      return true;
+      if (verdict === undefined || verdict === frame) return UNCHANGED;
+      this.push(verdict);
+      return REPLACED;
     }
+    this.queueRun();
     // What came before the message stays queued: a hook that answers within this loop turn or the
     // next (the engine answers in a setImmediate) sends it with the verdict and the rest of the
     // chunk in one write, a Parse with its rewritten Bind. A hook that waits longer (a catalog
@@ -226,7 +251,7 @@ export class MessagePump {
       },
       (error: unknown) => this.fail({ kind: 'hook-failed', error }),
     );
-    return false;
+    return SUSPENDED;
   }
 
   private readonly flushWhileBusy = (): void => {
@@ -236,8 +261,17 @@ export class MessagePump {
     else this.flush();
   };
 
+  /** Queues bytes after whatever is pending before them. */
   private push(bytes: Buffer): void {
+    this.queueRun();
     if (bytes.length > 0) this.out.push(bytes);
+  }
+
+  private queueRun(): void {
+    const chunk = this.runChunk;
+    if (chunk === null) return;
+    this.runChunk = null;
+    if (this.runTo > this.runFrom) this.out.push(chunk.subarray(this.runFrom, this.runTo));
   }
 
   private flush(): void {

@@ -9,7 +9,7 @@ import type { WarningThrottle } from './warningThrottle.js';
 import { errorResponse, terminate, type ErrorFields } from '../protocol/messages.js';
 import { DROP_MESSAGE, FORWARD, INJECT_AFTER, MessagePump, type PumpFailure, type PumpHandler } from './messagePump.js';
 import { ProtocolState } from './protocolState.js';
-import { passThroughHooks, type MessageVerdict, type SessionContext, type SessionHooks, type SessionHooksFactory } from './sessionHooks.js';
+import { DROP, passThroughHooks, type MessageVerdict, type SessionContext, type SessionHooks, type SessionHooksFactory } from './sessionHooks.js';
 import { typeSet } from '../protocol/messageLimits.js';
 import { forEachFrame, ProtocolViolation } from '../protocol/messageReaders.js';
 
@@ -59,6 +59,11 @@ export class SessionRelay {
       observe: (type) => (state.frontendMessage(type) ? FORWARD : DROP_MESSAGE),
       intercept: (message) => this.afterHook(hooks.onFrontendMessage(message, sessionContext), message, (bytes) => {
         // Follow what is actually forwarded; drop what the discard-until-Sync state says to drop.
+        if (bytes === message) {
+          const forwarded = state.frontendMessage(message[0] as number);
+          state.clearExpected();
+          return forwarded ? message : DROP;
+        }
         const kept: Buffer[] = [];
         forEachFrame(bytes, (type, _first, start, end) => {
           if (state.frontendMessage(type)) kept.push(bytes.subarray(start, end));
