@@ -40,10 +40,28 @@ function plaintextColumns(fields: RevealingFields): string[] {
   return columns;
 }
 
+/** A plan derived from a description under some policies and result formats. */
+interface KnownPlan {
+  readonly policies: ColumnPolicies;
+  readonly formats: readonly number[] | undefined;
+  readonly plan: ResultPlan | undefined;
+}
+
+function sameFormats(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export class BackendPolicy {
   /** The plan of the current simple-query result set. */
   private queryPlan: ResultPlan | undefined;
-  private readonly portalPlans = new WeakMap<PortalInfo, ResultPlan | null>();
+  /** The last RowDescription read, as bytes and fields: a statement run again is described alike. */
+  private lastDescription: Buffer | undefined;
+  private lastFields: readonly FieldDescription[] = [];
+  /** Plans per description (the same fields object while its RowDescription repeats). */
+  private readonly plans = new WeakMap<readonly FieldDescription[], KnownPlan>();
   private copyOut: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
   private held: Buffer[] = [];
   private heldBytes = 0;
@@ -65,7 +83,7 @@ export class BackendPolicy {
   }
 
   private dataRow(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
-    if (head?.kind === 'execute' && head.portal !== undefined && !this.portalPlans.has(head.portal) && this.state.policiesNow() === undefined) {
+    if (head?.kind === 'execute' && head.portal !== undefined && head.portal.readPlan === undefined && this.state.policiesNow() === undefined) {
       return this.state.policies().then(() => this.dataRow(frame, head));
     }
     const plan = head?.kind === 'execute' ? this.portalPlan(head.portal) : head?.kind === 'query' ? this.queryPlan : undefined;
@@ -122,7 +140,7 @@ export class BackendPolicy {
 
   private portalPlan(portal: PortalInfo | undefined): ResultPlan | undefined {
     if (portal === undefined) return undefined;
-    const known = this.portalPlans.get(portal);
+    const known = portal.readPlan;
     if (known !== undefined) return known ?? undefined;
     const policies = this.state.policiesNow();
     let plan: ResultPlan | undefined;
@@ -130,12 +148,25 @@ export class BackendPolicy {
       if (portal.described) plan = this.plan(policies, portal.described);
       else if (portal.statement?.fields) plan = this.plan(policies, portal.statement.fields, portal.resultFormats);
     }
-    this.portalPlans.set(portal, plan ?? null);
+    portal.readPlan = plan ?? null;
     return plan;
   }
 
   private plan(policies: ColumnPolicies, fields: readonly FieldDescription[], formats?: readonly number[]): ResultPlan | undefined {
-    return planResult(fields, (oid, attnum) => policies.policyOf(oid, attnum), this.state.actions, formats);
+    const known = this.plans.get(fields);
+    if (known !== undefined && known.policies === policies && sameFormats(known.formats, formats)) return known.plan;
+    const plan = planResult(fields, (oid, attnum) => policies.policyOf(oid, attnum), this.state.actions, formats);
+    this.plans.set(fields, { policies, formats, plan });
+    return plan;
+  }
+
+  /** The fields of a RowDescription; the same object as last time when the bytes repeat. */
+  private describedFields(frame: Buffer): readonly FieldDescription[] {
+    if (this.lastDescription !== undefined && this.lastDescription.equals(frame)) return this.lastFields;
+    const fields = readRowDescription(frame);
+    this.lastDescription = Buffer.from(frame);
+    this.lastFields = fields;
+    return fields;
   }
 
   private control(type: number, frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
@@ -200,7 +231,7 @@ export class BackendPolicy {
 
   private rowDescription(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     if (head === undefined || (head.kind !== 'describe-statement' && head.kind !== 'describe-portal' && head.kind !== 'query')) return undefined;
-    const fields = readRowDescription(frame);
+    const fields = this.describedFields(frame);
     if (head.kind === 'describe-statement') {
       head.statement.fields = fields;
       const verdict = head.internal ? DROP : undefined;
@@ -208,7 +239,7 @@ export class BackendPolicy {
     }
     if (head.kind === 'describe-portal') {
       head.portal.described = fields;
-      this.portalPlans.delete(head.portal);
+      head.portal.readPlan = undefined;
       const verdict = head.internal ? DROP : undefined;
       return this.catalogReady(fields, () => verdict);
     }

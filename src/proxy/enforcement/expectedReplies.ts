@@ -11,6 +11,7 @@ import type { CopyStream } from './writePath/copyTargets.js';
 import type { PendingEffects } from './catalog/sessionSearchPath.js';
 import type { ParamPlan } from './writePath/statementRewriter.js';
 import type { FieldDescription } from '../protocol/messageReaders.js';
+import type { ResultPlan } from './readPath/resultPlan.js';
 
 export interface StatementInfo {
   readonly params: ReadonlyMap<number, ParamPlan>;
@@ -37,7 +38,7 @@ export interface StatementInfo {
   paramTypes: number[];
   readonly copies: readonly CopyStream[];
   /** From Describe (statement): undefined until then; null for NoData. */
-  fields: FieldDescription[] | null | undefined;
+  fields: readonly FieldDescription[] | null | undefined;
   describeRequested: boolean;
 }
 
@@ -45,8 +46,10 @@ export interface PortalInfo {
   readonly statement: StatementInfo | undefined;
   readonly resultFormats: readonly number[];
   /** From Describe (portal): undefined until then; null for NoData. */
-  described: FieldDescription[] | null | undefined;
+  described: readonly FieldDescription[] | null | undefined;
   describeRequested: boolean;
+  /** What the read path does with its rows, once derived (null: they pass as they are); cleared when it is described. */
+  readPlan?: ResultPlan | null;
 }
 
 /**

@@ -46,6 +46,10 @@ class FrameReader {
 
   /** A statement or portal name (see decodeName). */
   name(): string {
+    if (this.frame[this.pos] === 0) { // the unnamed statement or portal, most clients' usual one
+      this.pos++;
+      return '';
+    }
     const end = this.frame.indexOf(0, this.pos);
     if (end < 0) throw new RangeError('malformed message: unterminated string');
     const text = decodeName(this.frame.subarray(this.pos, end));

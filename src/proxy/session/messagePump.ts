@@ -284,14 +284,14 @@ export class MessagePump {
     }
     let ok: boolean;
     if (count === 1) {
-      ok = this.target.write(out[0] as Buffer);
+      ok = this.target.write(out.pop() as Buffer);
     } else {
       this.target.cork();
       ok = true;
       for (let i = 0; i < count; i++) ok = this.target.write(out[i] as Buffer);
       this.target.uncork();
+      out.length = 0;
     }
-    out.length = 0;
     if (!ok && !this.waitingForDrain) {
       this.waitingForDrain = true;
       this.source.pause();

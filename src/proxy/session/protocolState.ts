@@ -78,8 +78,10 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   private first = 0;
   /** Entries are kinds[first..end); the arrays keep their capacity between round trips. */
   private end = 0;
-  private stagedTypes: number[] = [];
-  private stagedPayloads: P[] = [];
+  /** Payloads staged for the next forwarded messages: [stagedNext..stagedCount) of these arrays. */
+  private readonly stagedTypes: number[] = [];
+  private readonly stagedPayloads: (P | undefined)[] = [];
+  private stagedCount = 0;
   private stagedNext = 0;
   private listener: ReplyListener<P> | undefined;
   private currentPayload: P | undefined;
@@ -99,15 +101,21 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
   }
 
   expect(type: number, payload: P): void {
-    this.stagedTypes.push(type);
-    this.stagedPayloads.push(payload);
+    this.stagedTypes[this.stagedCount] = type;
+    this.stagedPayloads[this.stagedCount] = payload;
+    this.stagedCount++;
   }
 
   /** Drops payloads staged for messages that were not forwarded after all. */
   clearExpected(): void {
-    if (this.stagedTypes.length === 0) return;
-    this.stagedTypes.length = 0;
-    this.stagedPayloads.length = 0;
+    if (this.stagedCount === 0) return;
+    // The arrays keep their length (resetting it costs more than the message); their slots are emptied.
+    for (let i = 0; i < this.stagedCount; i++) this.stagedPayloads[i] = undefined;
+    if (this.stagedCount > 64) {
+      this.stagedTypes.length = 0;
+      this.stagedPayloads.length = 0;
+    }
+    this.stagedCount = 0;
     this.stagedNext = 0;
   }
 
@@ -146,7 +154,7 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
    */
   frontendMessage(type: number): boolean {
     // A payload staged for this message goes with its entry, or is dropped with the message.
-    const payload = this.stagedNext < this.stagedTypes.length && this.stagedTypes[this.stagedNext] === type
+    const payload = this.stagedNext < this.stagedCount && this.stagedTypes[this.stagedNext] === type
       ? this.stagedPayloads[this.stagedNext++] : undefined;
     const endsDiscard = type === 0x53 /* S */ || type === 0x58 /* X */;
     if (this.proxyDiscardingUntilSync) {

@@ -9,7 +9,7 @@ import type { WarningThrottle } from './warningThrottle.js';
 import { errorResponse, terminate, type ErrorFields } from '../protocol/messages.js';
 import { DROP_MESSAGE, FORWARD, INJECT_AFTER, MessagePump, type PumpFailure, type PumpHandler } from './messagePump.js';
 import { ProtocolState } from './protocolState.js';
-import { DROP, passThroughHooks, type MessageVerdict, type SessionContext, type SessionHooks, type SessionHooksFactory } from './sessionHooks.js';
+import { DROP, passThroughHooks, type SessionContext, type SessionHooks, type SessionHooksFactory } from './sessionHooks.js';
 import { typeSet } from '../protocol/messageLimits.js';
 import { forEachFrame, ProtocolViolation } from '../protocol/messageReaders.js';
 
@@ -57,20 +57,11 @@ export class SessionRelay {
     this.hooks = hooks;
     const frontendHandler: PumpHandler = {
       observe: (type) => (state.frontendMessage(type) ? FORWARD : DROP_MESSAGE),
-      intercept: (message) => this.afterHook(hooks.onFrontendMessage(message, sessionContext), message, (bytes) => {
-        // Follow what is actually forwarded; drop what the discard-until-Sync state says to drop.
-        if (bytes === message) {
-          const forwarded = state.frontendMessage(message[0] as number);
-          state.clearExpected();
-          return forwarded ? message : DROP;
-        }
-        const kept: Buffer[] = [];
-        forEachFrame(bytes, (type, _first, start, end) => {
-          if (state.frontendMessage(type)) kept.push(bytes.subarray(start, end));
-        });
-        state.clearExpected();
-        return kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept);
-      }),
+      intercept: (message) => {
+        const verdict = hooks.onFrontendMessage(message, sessionContext);
+        if (verdict instanceof Promise) return verdict.then((bytes) => this.followForwarded(bytes ?? message, message));
+        return this.followForwarded(verdict ?? message, message);
+      },
       takeAfter: () => [],
       onFailure: (reason) => this.onFrontendFailure(reason),
     };
@@ -79,8 +70,10 @@ export class SessionRelay {
       intercept: (message) => {
         // The state follows PostgreSQL's own messages, whatever the hook makes of them.
         const due = state.backendMessage(message[0] as number, message.length > 5 ? (message[5] as number) : 0);
-        return this.afterHook(hooks.onBackendMessage(message, sessionContext), message, (bytes) =>
-          due ? Buffer.concat([bytes, ...state.takeDueInjections()]) : bytes);
+        const verdict = hooks.onBackendMessage(message, sessionContext);
+        if (!due) return verdict;
+        if (verdict instanceof Promise) return verdict.then((bytes) => Buffer.concat([bytes ?? message, ...state.takeDueInjections()]));
+        return Buffer.concat([verdict ?? message, ...state.takeDueInjections()]);
       },
       takeAfter: () => state.takeDueInjections(),
       onFailure: (reason) => this.onBackendFailure(reason),
@@ -109,13 +102,23 @@ export class SessionRelay {
     this.fatal(fields);
   }
 
-  private afterHook(
-    verdict: MessageVerdict | Promise<MessageVerdict>,
-    original: Buffer,
-    settle: (bytes: Buffer) => Buffer,
-  ): MessageVerdict | Promise<MessageVerdict> {
-    if (verdict instanceof Promise) return verdict.then((bytes) => settle(bytes ?? original));
-    return settle(verdict ?? original);
+  /**
+   * Follows what is actually forwarded in place of a frontend message (`bytes`: the same frame, or
+   * the hook's replacement); drops what the discard-until-Sync state says to drop.
+   */
+  private followForwarded(bytes: Buffer, message: Buffer): Buffer {
+    const state = this.state;
+    if (bytes === message) {
+      const forwarded = state.frontendMessage(message[0] as number);
+      state.clearExpected();
+      return forwarded ? message : DROP;
+    }
+    const kept: Buffer[] = [];
+    forEachFrame(bytes, (type, _first, start, end) => {
+      if (state.frontendMessage(type)) kept.push(bytes.subarray(start, end));
+    });
+    state.clearExpected();
+    return kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept);
   }
 
   private busy(): boolean {

@@ -13,7 +13,7 @@ import { createEngine } from '../../../src/engine/index.js';
 import { parsePolicies, type PolicySet } from '../../../src/policy/index.js';
 import type { CatalogRelation, CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
 import { createPolicyHooks, type PolicyHooks } from '../../../src/proxy/enforcement/index.js';
-import { commandCompleteMessage, readyForQuery, typedMessage } from '../../../src/proxy/protocol/messages.js';
+import { commandCompleteMessage, dataRowMessage, readyForQuery, rowDescriptionMessage, typedMessage } from '../../../src/proxy/protocol/messages.js';
 import { forEachFrame } from '../../../src/proxy/protocol/messageReaders.js';
 import { ProtocolState } from '../../../src/proxy/session/protocolState.js';
 import type { MessageVerdict, SessionContext, SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
@@ -181,6 +181,30 @@ describe('the plain fast path', () => {
     expect(protectedInsert).not.toContain('123-45-6789');
     h.reload(POLICIES);
     expect(await completed(s, INSERT_NOTE, 'INSERT 0 1')).toBeUndefined();
+  });
+
+  it('plans a result again after a policy reload, though its RowDescription repeats byte for byte', async () => {
+    const h = await harness([CRM_CUSTOMERS, ACCOUNTS]);
+    const s = session(h, ['app']);
+    const description = rowDescriptionMessage([{ name: 'note', tableOid: 16500, attnum: 2, typeOid: 25, typmod: -1, format: 0 }]);
+    const stored = '123-45-6789';
+    const select = async (): Promise<MessageVerdict[]> => {
+      await front(s, serialize.query('SELECT note FROM accounts'));
+      const verdicts: MessageVerdict[] = [];
+      for (const frame of [description, dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('I')]) {
+        s.state.backendMessage(frame[0] as number, frame.length > 5 ? (frame[5] as number) : 0);
+        verdicts.push(await s.hooks.onBackendMessage(frame, s.context));
+      }
+      return verdicts;
+    };
+    expect((await select())[1]).toBeUndefined(); // no policy on the column: the row passes
+    h.reload(WITH_NOTE);
+    const revealed = await select();
+    expect(revealed[1]?.length).toBe(0); // held for its batch
+    expect(revealed[2]).toBeDefined();
+    expect(revealed[2]?.includes(stored)).toBe(false);
+    h.reload(POLICIES);
+    expect((await select())[1]).toBeUndefined();
   });
 
   it('analyses a text again after DDL puts a protected table first on the path', async () => {
