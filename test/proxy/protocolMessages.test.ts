@@ -3,11 +3,12 @@
  * message, and against pgveil's readers otherwise.
  */
 import { serialize } from 'pg-protocol';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
 import { FrameWriter } from '../../src/proxy/protocol/frameWriter.js';
 import {
-  dataRowFields, forEachFrame, readBind, readParameterDescription, readParse, readRowDescription,
+  commandTagStartsWith, dataRowFields, forEachFrame, readBind, readBindTarget, readParameterDescription, readParse, readRowDescription,
 } from '../../src/proxy/protocol/messageReaders.js';
 import {
   bindMessage, cancelRequest, commandCompleteMessage, copyDataMessage, copyFailMessage, dataRowMessage, describeMessage,
@@ -57,6 +58,44 @@ describe('client → server messages', () => {
     expect(startup.toString('utf8', 8)).toBe('user\0u\0database\0d\0\0');
     const cancel = cancelRequest(42, Buffer.from([1, 2, 3, 4]));
     expect([...cancel]).toEqual([0, 0, 0, 16, 0x04, 0xd2, 0x16, 0x2e, 0, 0, 0, 42, 1, 2, 3, 4]);
+  });
+});
+
+describe('readBindTarget', () => {
+  const bindArbitrary = fc.record({
+    portal: fc.oneof(fc.constant(''), fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => text.replace(/\0/g, ''))),
+    statement: fc.oneof(fc.constant(''), fc.string({ maxLength: 12 }).map((text) => text.replace(/\0/g, ''))),
+    paramFormats: fc.array(fc.constantFrom(0, 1), { maxLength: 4 }),
+    values: fc.array(fc.option(fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)), { nil: null }), { maxLength: 6 }),
+    resultFormats: fc.array(fc.constantFrom(0, 1), { maxLength: 4 }),
+  });
+
+  it('reads the names and result formats readBind reads, and refuses the same truncated frames', () => {
+    fc.assert(fc.property(bindArbitrary, fc.nat(), (bind, cut) => {
+      const frame = bindMessage(bind);
+      const { portal, statement, resultFormats } = readBind(frame);
+      expect(readBindTarget(frame)).toEqual({ portal, statement, resultFormats });
+      const truncated = frame.subarray(0, 5 + (cut % (frame.length - 5)));
+      let full: unknown;
+      let target: unknown;
+      try { readBind(truncated); } catch (error) { full = error; }
+      try { readBindTarget(truncated); } catch (error) { target = error; }
+      if (full !== undefined) expect(target).toBeDefined();
+    }), { numRuns: 300 });
+  });
+});
+
+describe('commandTagStartsWith', () => {
+  it('answers as a whole-word prefix match on the decoded tag would', () => {
+    const words = ['CREATE', 'ALTER', 'DROP', 'SECURITY LABEL'];
+    const wordsPattern = /^(CREATE|ALTER|DROP|SECURITY LABEL)\b/;
+    const tag = fc.oneof(
+      fc.constantFrom('CREATE TABLE', 'CREATED', 'CREATE', 'ALTER_X', 'ALTER9', 'DROP', 'DROPS', 'SECURITY LABEL', 'SECURITY LABELS', 'SELECT 1', 'INSERT 0 1', '', 'CREATEé', 'DROP-x'),
+      fc.tuple(fc.constantFrom(...words, 'SEL', ''), fc.string({ maxLength: 6 })).map(([word, rest]) => `${word}${rest}`.replace(/\0/g, '')),
+    );
+    fc.assert(fc.property(tag, (text) => {
+      expect(commandTagStartsWith(commandCompleteMessage(text), words)).toBe(wordsPattern.test(text));
+    }), { numRuns: 500 });
   });
 });
 

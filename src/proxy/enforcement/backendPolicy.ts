@@ -16,13 +16,14 @@ import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply, type PortalInfo } from './expectedReplies.js';
 import { namesTableColumns, planResult, type ResultPlan } from './readPath/resultPlan.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
-import { commandTag, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
+import { commandTag, commandTagStartsWith, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
 import { parameterDescriptionMessage } from '../protocol/messages.js';
 
 const BATCH_ROWS = 2048;
 const FIRST_NORMAL_OID = 16384;
 const BATCH_BYTES = 1 << 20;
-const DDL_TAG = /^(CREATE|ALTER|DROP|IMPORT|REFRESH|SECURITY LABEL)\b/;
+/** Command tags of statements that may change the catalog. */
+const DDL_TAG_WORDS = ['CREATE', 'ALTER', 'DROP', 'IMPORT', 'REFRESH', 'SECURITY LABEL'];
 
 /** Rewrites a batch of held frames; returns them, in order, as one buffer. */
 type Rewrite = (frames: Buffer[]) => Promise<Buffer>;
@@ -198,12 +199,11 @@ export class BackendPolicy {
         else return undefined;
         return head.internal ? DROP : undefined;
       case 0x43: { // C CommandComplete
-        const tag = commandTag(frame);
-        if (DDL_TAG.test(tag)) {
+        if (commandTagStartsWith(frame, DDL_TAG_WORDS)) {
           state.ddlCompleted = true;
           state.catalog.markStale();
         }
-        this.followCommand(head, tag);
+        this.followCommand(head, frame);
         this.endResult(head);
         return undefined;
       }
@@ -284,10 +284,10 @@ export class BackendPolicy {
   }
 
   /** A statement completed: its effects on search_path, role and transaction now hold. */
-  private followCommand(head: ExpectedReply | undefined, tag: string): void {
+  private followCommand(head: ExpectedReply | undefined, frame: Buffer): void {
     const searchPath = this.state.searchPath;
     if (head?.kind === 'execute') {
-      searchPath.completed(head.effects, tag);
+      if (head.effects !== undefined) searchPath.completed(head.effects, commandTag(frame));
       head.settle?.('done');
     } else if (head?.kind === 'query') {
       const effects = head.effects ?? [];
@@ -295,7 +295,8 @@ export class BackendPolicy {
       head.completedCommands = index + 1;
       head.settles?.[index]?.('done');
       // Text the parser could not split has one entry: every command it runs counts as it.
-      searchPath.completed(effects[Math.min(index, effects.length - 1)], tag);
+      const pending = effects[Math.min(index, effects.length - 1)];
+      if (pending !== undefined) searchPath.completed(pending, commandTag(frame));
     }
   }
 

@@ -18,7 +18,7 @@ import { mayOpenCopyIn, type PortalInfo, type SettleChanges, type StatementInfo 
 import { preparedPathRefusal } from './writePath/preparedStatementPath.js';
 import type { RewrittenStatement } from './writePath/statementRewriter.js';
 import { analysedText } from './analysedText.js';
-import { copyData, readBind, readExecutePortal, readParse, readQuery, readTarget, type ParseMessage } from '../protocol/messageReaders.js';
+import { copyData, readBind, readBindTarget, readExecutePortal, readParse, readQuery, readTarget, type BindTarget, type ParseMessage } from '../protocol/messageReaders.js';
 import { bindMessage, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage, queryMessage } from '../protocol/messages.js';
 
 /** Fails at parse time in any session state; its syntax error is replaced by pgveil's message. */
@@ -143,7 +143,7 @@ export class FrontendPolicy {
 
   private bind(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
-    const bind = readBind(frame);
+    const bind = readBindTarget(frame);
     const known = statementForBind(state, bind.statement);
     if (known instanceof PolicyRefusal) return this.refuseBind(bind, known);
     const statement = known;
@@ -161,7 +161,7 @@ export class FrontendPolicy {
   }
 
   private bindOnPath(
-    frame: Buffer, bind: ReturnType<typeof readBind>, statement: StatementInfo, change: PendingChange<PortalInfo>,
+    frame: Buffer, bind: BindTarget, statement: StatementInfo, change: PendingChange<PortalInfo>,
   ): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
     const settle: SettleChanges = (outcome) => state.portals.settle(change, outcome);
@@ -169,7 +169,7 @@ export class FrontendPolicy {
       state.expectReply({ kind: 'bind', settle });
       return undefined;
     }
-    return rewriteBind(frame, bind, statement, state.services.engine, state.settings.dateStyle).then(
+    return rewriteBind(frame, readBind(frame), statement, state.services.engine, state.settings.dateStyle).then(
       (rewritten) => {
         state.services.metrics.valuesProtected += statement.params.size;
         state.expectReply({ kind: 'bind', settle });
@@ -182,7 +182,7 @@ export class FrontendPolicy {
     );
   }
 
-  private refuseBind(bind: ReturnType<typeof readBind>, refusal: PolicyRefusal, planned?: PendingChange<PortalInfo>): MessageVerdict {
+  private refuseBind(bind: BindTarget, refusal: PolicyRefusal, planned?: PendingChange<PortalInfo>): MessageVerdict {
     const state = this.state;
     state.refused(refusal);
     if (planned !== undefined) state.portals.settle(planned, 'skipped');

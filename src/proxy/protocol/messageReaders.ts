@@ -105,14 +105,37 @@ export function readParse(frame: Buffer): ParseMessage {
   return { name, sql, paramTypes };
 }
 
-export interface BindMessage {
+/** What a Bind names and asks for, without its values. */
+export interface BindTarget {
   readonly portal: string;
   readonly statement: string;
+  readonly resultFormats: readonly number[];
+}
+
+export interface BindMessage extends BindTarget {
   /** As sent: empty (all text), one code (all), or one per parameter. */
   readonly paramFormats: readonly number[];
   /** null for SQL NULL. */
   readonly values: (Buffer | null)[];
-  readonly resultFormats: readonly number[];
+}
+
+/** A Bind's names and result formats; its values are stepped over, not copied out. */
+export function readBindTarget(frame: Buffer): BindTarget {
+  const reader = new FrameReader(frame);
+  const portal = reader.name();
+  const statement = reader.name();
+  const formatCount = reader.int16();
+  reader.pos += 2 * Math.max(0, formatCount); // parameter format codes
+  const valueCount = reader.int16();
+  for (let i = 0; i < valueCount; i++) {
+    const length = reader.int32();
+    if (length > 0) reader.pos += length;
+  }
+  if (reader.pos + 2 > frame.length) throw new RangeError('malformed message: truncated');
+  const resultCount = reader.int16();
+  const resultFormats: number[] = [];
+  for (let i = 0; i < resultCount; i++) resultFormats.push(reader.int16());
+  return { portal, statement, resultFormats };
 }
 
 export function readBind(frame: Buffer): BindMessage {
@@ -212,6 +235,21 @@ export function dataRowFields(frame: Buffer): (readonly [number, number] | null)
 
 export function commandTag(frame: Buffer): string {
   return new FrameReader(frame).cString();
+}
+
+/** True when a CommandComplete's tag starts with one of `words` (whole words, ASCII), read without decoding it. */
+export function commandTagStartsWith(frame: Buffer, words: readonly string[]): boolean {
+  for (const word of words) {
+    const end = 5 + word.length;
+    if (frame.length <= end) continue;
+    let same = true;
+    for (let i = 0; i < word.length && same; i++) same = frame[5 + i] === word.charCodeAt(i);
+    if (!same) continue;
+    const next = frame[end] as number;
+    // A word boundary: what follows is no letter, digit or underscore.
+    if (!((next >= 0x30 && next <= 0x39) || (next >= 0x41 && next <= 0x5a) || (next >= 0x61 && next <= 0x7a) || next === 0x5f)) return true;
+  }
+  return false;
 }
 
 export function readParameterStatus(frame: Buffer): { name: string; value: string } {

@@ -64,8 +64,10 @@ export class ConfirmedNames<T> {
 
   /** Forgets every confirmed name (portals, at the end of a transaction); pending changes stay. */
   clearConfirmed(): void {
-    // Map.clear allocates a new table even for an empty map, and this runs at every transaction's end.
-    if (this.confirmed.size > 0) this.confirmed.clear();
+    // Map.clear allocates a new table, and this runs at every transaction's end, usually for one portal.
+    const confirmed = this.confirmed;
+    if (confirmed.size > 4) confirmed.clear();
+    else for (const name of confirmed.keys()) confirmed.delete(name);
   }
 
   /** What the name may hold when a message of `batch` sent now runs; undefined: nothing. */
