@@ -12,7 +12,9 @@
  * each client count is a separate series; 1 client measures latency, 8 the proxy's throughput),
  * PGVEIL_BENCH_MODES ("prepared,extended": pgbench query modes), PGVEIL_BENCH_WARMUP (default 2: seconds
  * each case runs unrecorded first, so that the proxy's first connections and compilation are not
- * measured), PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one).
+ * measured), PGVEIL_BENCH_CASES (e.g. "protected": only the cases whose label contains one of these
+ * words, to profile one; the ratio lines need all three), PGVEIL_TEST_DATABASE_URL (an existing server
+ * instead of an embedded one).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -98,6 +100,8 @@ async function main(): Promise<void> {
       { label: 'pgveil, plain table', env: proxyEnv, scriptFile: scripts.plain, proxyPid: proxy.pid },
       { label: 'pgveil, protected table', env: proxyEnv, scriptFile: scripts.protected, proxyPid: proxy.pid },
     ];
+    const only = process.env.PGVEIL_BENCH_CASES?.split(',');
+    if (only !== undefined) cases.splice(0, cases.length, ...cases.filter((target) => only.some((word) => target.label.includes(word))));
     const series = CLIENT_COUNTS.flatMap((clients) => MODES.map((mode) => ({ mode, clients, name: `${mode} -c ${clients}` })));
     if (WARMUP_SECONDS > 0) for (const target of cases) await pgbench(target, MODES[0] ?? 'prepared', Math.max(...CLIENT_COUNTS), WARMUP_SECONDS);
     const tps = new Map<string, number[]>();

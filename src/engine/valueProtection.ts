@@ -24,6 +24,12 @@ export interface ValueProtection {
   readonly kind: Kind;
   readonly method: Method;
   /**
+   * True when one value costs bounded work (no small-domain permutation table to build, which
+   * fpe of some kinds may need): a caller may run it inline on the event loop. The batch calls
+   * spread the other cases over turns.
+   */
+  readonly immediate: boolean;
+  /**
    * `protect(kind, [value], options).result[0]`, synchronously. Throws the ProtectionError that
    * call rejects with (same code and message, indexes [0]).
    */
@@ -60,6 +66,7 @@ export function fpeFailureError(failure: ElementFailure, kind: Kind): Protection
 class OneValueProtection implements ValueProtection {
   readonly kind: Kind;
   readonly method: Method;
+  readonly immediate: boolean;
   private readonly handler: KindHandler;
   private readonly options: ResolvedOptions;
   private readonly tokeniser: Tokeniser;
@@ -70,6 +77,7 @@ class OneValueProtection implements ValueProtection {
   constructor(parts: ValueProtectionParts) {
     this.kind = parts.kind;
     this.method = parts.options.method;
+    this.immediate = this.method !== 'fpe' || parts.handler.fpeOne !== undefined;
     this.handler = parts.handler;
     this.options = parts.options;
     this.tokeniser = parts.tokeniser;

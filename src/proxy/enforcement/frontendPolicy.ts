@@ -11,7 +11,7 @@ import { unknownSessionEffects } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
 import { certain, executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
-import { rewriteBind } from './writePath/bindRewriter.js';
+import { rewriteBind, rewriteBindNow } from './writePath/bindRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { mayOpenCopyIn, type PortalInfo, type SettleChanges, type StatementInfo } from './expectedReplies.js';
@@ -169,9 +169,22 @@ export class FrontendPolicy {
       state.expectReply({ kind: 'bind', settle });
       return undefined;
     }
-    return rewriteBind(frame, readBind(frame), statement, state.services.engine, state.settings.dateStyle).then(
+    const { services } = state;
+    let now: Buffer | undefined;
+    try {
+      now = rewriteBindNow(frame, statement, services.inlineProtection, services.maxValueBytes, state.settings.dateStyle);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      return this.refuseBind(bind, error, change);
+    }
+    if (now !== undefined) {
+      services.metrics.valuesProtected += statement.params.size;
+      state.expectReply({ kind: 'bind', settle });
+      return now;
+    }
+    return rewriteBind(frame, readBind(frame), statement, services.engine, state.settings.dateStyle).then(
       (rewritten) => {
-        state.services.metrics.valuesProtected += statement.params.size;
+        services.metrics.valuesProtected += statement.params.size;
         state.expectReply({ kind: 'bind', settle });
         return rewritten;
       },

@@ -5,8 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { NO_AUDIT, type AuditLog } from '../../audit/index.js';
-import type { PolicySet, PolicyStore } from '../../policy/index.js';
-import type { Engine } from '../../engine/index.js';
+import type { ColumnPolicy, PolicySet, PolicyStore } from '../../policy/index.js';
+import type { Engine, EngineWithValueProtection, ValueProtection } from '../../engine/index.js';
 import type { UpstreamOptions } from '../proxyOptions.js';
 import type { ReplyTracker } from '../session/protocolState.js';
 import type { SessionHooks, SessionHooksFactory } from '../session/sessionHooks.js';
@@ -47,6 +47,26 @@ export interface PolicyHooks {
 const FRONTEND_TYPES = 'QPBDECSFdcf';
 const BACKEND_TYPES = '123tTnDCIsEZGHdcS';
 
+/** Per column policy (the same object until a reload), its one-value protection where that costs bounded work. */
+function inlineProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {
+  if (!('valueProtection' in engine)) return () => undefined;
+  const held = engine as EngineWithValueProtection;
+  const protections = new WeakMap<ColumnPolicy, ValueProtection | null>();
+  return (policy) => {
+    let protection = protections.get(policy);
+    if (protection === undefined) {
+      try {
+        protection = held.valueProtection(policy.kind, policy.engineOptions);
+        if (!protection.immediate) protection = null;
+      } catch {
+        protection = null; // options the engine refuses: the batch call refuses them in its own words
+      }
+      protections.set(policy, protection);
+    }
+    return protection ?? undefined;
+  };
+}
+
 export async function createPolicyHooks(options: PolicyHooksOptions): Promise<PolicyHooks> {
   await loadSqlParser();
   const metrics = createPolicyMetrics();
@@ -60,6 +80,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
   const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_PROTECTED_VALUE_BYTES;
   const services: PolicyServices = {
     engine: coalesceEngineCalls(boundValueLength(options.engine, maxValueBytes)),
+    inlineProtection: inlineProtections(options.engine),
     maxValueBytes,
     store: options.policies,
     catalogs,

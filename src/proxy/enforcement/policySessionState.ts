@@ -6,8 +6,8 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../../audit/index.js';
 import type { AuthenticatedAccount } from '../../auth/index.js';
 import type { PolicyRefusal } from './policyRefusal.js';
-import type { PolicySet, PolicyStore } from '../../policy/index.js';
-import type { Engine } from '../../engine/index.js';
+import type { ColumnPolicy, PolicySet, PolicyStore } from '../../policy/index.js';
+import type { Engine, ValueProtection } from '../../engine/index.js';
 import type { SqlAnalysisCache } from '../sql/index.js';
 import type { DatabaseCatalog, CatalogCache } from './catalog/catalogCache.js';
 import type { CatalogSnapshot } from './catalog/catalogSnapshot.js';
@@ -42,6 +42,11 @@ export interface SessionLogin {
 /** Proxy-wide: one of each per running proxy. */
 export interface PolicyServices {
   readonly engine: Engine;
+  /**
+   * The column's protection of one value at a time, when the engine offers one that costs bounded
+   * work (a Bind of few values is then rewritten inline); undefined: use `engine`.
+   */
+  inlineProtection(policy: ColumnPolicy): ValueProtection | undefined;
   /** proxy.maxProtectedValueBytes: the engine refuses longer values; binary COPY holds no longer field. */
   readonly maxValueBytes: number;
   readonly store: Pick<PolicyStore, 'current'>;

@@ -109,6 +109,15 @@ export function valueProtectionSuite(title: string, createEngine: (config: Engin
       }), { numRuns: 40 });
     });
 
+    it('says which protections cost bounded work per value: all but fpe of kinds whose values may need a permutation table built', () => {
+      expect(engine.valueProtection('ccn', { method: 'fpe' }).immediate).toBe(true);
+      expect(engine.valueProtection('ssn', { method: 'fpe' }).immediate).toBe(true);
+      expect(engine.valueProtection('phone', { method: 'fpe' }).immediate).toBe(true);
+      expect(engine.valueProtection('numeric', { method: 'fpe' }).immediate).toBe(false);
+      expect(engine.valueProtection('email', { method: 'fpe' }).immediate).toBe(false);
+      for (const method of ['tokenise', 'mask', 'redact', 'passthrough'] as const) expect(engine.valueProtection('numeric', { method }).immediate).toBe(true);
+    });
+
     it('refuses bad options when it is asked for, as protect does', async () => {
       for (const [kind, options] of [['nope', {}], ['ccn', { method: 'shred' }], ['ccn', { method: 'fpe', noise: 1 }], ['ccn', { lang: 'de' }], ['ccn', { scope: '' }]] as const) {
         const batch = await outcomeOf(() => engine.protect(kind, ['4111 1111 1111 1111'], options));

@@ -3,6 +3,7 @@
  * value on its own gives, in the client's formats, whichever path the statement takes.
  */
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/engine/index.js';
 import { parsePolicies, type ColumnPolicy } from '../../../src/policy/index.js';
@@ -11,7 +12,8 @@ import { formatTextArray } from '../../../src/proxy/enforcement/valueCodecs/arra
 import { DEFAULT_DATE_STYLE } from '../../../src/proxy/enforcement/valueCodecs/dateStyle.js';
 import { decodeBinary, encodeBinary, TYPE_OIDS } from '../../../src/proxy/enforcement/valueCodecs/valueCodecs.js';
 import { bindFrame } from '../../../src/proxy/enforcement/writePath/bindFrame.js';
-import { rewriteBind, type BoundStatement } from '../../../src/proxy/enforcement/writePath/bindRewriter.js';
+import { rewriteBind, rewriteBindNow, type BoundStatement } from '../../../src/proxy/enforcement/writePath/bindRewriter.js';
+import { boundValueLength } from '../../../src/proxy/enforcement/writePath/valueProtector.js';
 import { coalesceEngineCalls } from '../../../src/proxy/enforcement/writePath/coalescedEngine.js';
 import type { ParamPlan } from '../../../src/proxy/enforcement/writePath/statementRewriter.js';
 import { readBind, type BindMessage } from '../../../src/proxy/protocol/messageReaders.js';
@@ -135,5 +137,52 @@ describe('rewriteBind', () => {
     expect(refusal).toBeInstanceOf(PolicyRefusal);
     expect((refusal as PolicyRefusal).message).toContain('cannot be read');
     expect(calls).toBe(0);
+  });
+});
+
+describe('rewriteBindNow', () => {
+  const MAX_BYTES = 24;
+  const inline = (plan: ColumnPolicy): ReturnType<typeof engine.valueProtection> | undefined => {
+    const protection = engine.valueProtection(plan.kind, plan.engineOptions);
+    return protection.immediate ? protection : undefined;
+  };
+  const bounded = boundValueLength(engine, MAX_BYTES);
+  const outcome = async (run: () => Buffer | undefined | Promise<Buffer>): Promise<string> => {
+    try {
+      const bytes = await run();
+      return bytes === undefined ? 'not inline' : bytes.toString('hex');
+    } catch (error) {
+      return error instanceof PolicyRefusal ? `refused ${error.sqlState}: ${error.message}` : `failed: ${String(error)}`;
+    }
+  };
+  const value = fc.oneof(
+    fc.constantFrom('123-45-6789', '4111111111111111', '5551234567', '42', 'not of the kind', 'x'.repeat(MAX_BYTES + 1), '', '12'),
+    fc.stringMatching(/^[0-9]{3}-[0-9]{2}-[0-9]{4}$/),
+    fc.stringMatching(/^4[0-9]{15}$/),
+  );
+
+  it('gives rewriteBind\'s bytes or refusal, for scalars of columns with bounded one-value work', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.option(fc.constantFrom(ssn, card, phone), { nil: undefined }), { minLength: 1, maxLength: 5 }),
+      fc.array(fc.option(value, { nil: null }), { minLength: 5, maxLength: 5 }),
+      async (plans, values) => {
+        const params = new Map<number, ParamPlan>();
+        plans.forEach((plan, i) => { if (plan !== undefined) params.set(i + 1, plan); });
+        const statement: BoundStatement = { params, paramTypes: plans.map(() => 0) };
+        const { frame, message } = bind(values.slice(0, plans.length));
+        const now = await outcome(() => rewriteBindNow(frame, statement, inline, MAX_BYTES, DEFAULT_DATE_STYLE));
+        expect(now).not.toBe('not inline');
+        expect(now).toBe(await outcome(() => rewriteBind(frame, message, statement, bounded, DEFAULT_DATE_STYLE)));
+      },
+    ), { numRuns: 150 });
+  });
+
+  it('leaves to rewriteBind the statements it cannot do inline: arrays, fpe that may build a table, many values', () => {
+    const withArray: BoundStatement = { params: new Map([[1, { ...ssn, array: true }]]), paramTypes: [] };
+    expect(rewriteBindNow(bind(['{123-45-6789}']).frame, withArray, inline, MAX_BYTES, DEFAULT_DATE_STYLE)).toBeUndefined();
+    const tableBound: BoundStatement = { params: new Map([[1, ssn], [2, account]]), paramTypes: [0, TYPE_OIDS.int8] };
+    expect(rewriteBindNow(bind(['123-45-6789', '42']).frame, tableBound, inline, MAX_BYTES, DEFAULT_DATE_STYLE)).toBeUndefined();
+    const many: BoundStatement = { params: new Map(Array.from({ length: 17 }, (_, i) => [i + 1, ssn] as const)), paramTypes: [] };
+    expect(rewriteBindNow(bind(Array.from({ length: 17 }, () => '123-45-6789')).frame, many, inline, MAX_BYTES, DEFAULT_DATE_STYLE)).toBeUndefined();
   });
 });

@@ -4,14 +4,14 @@
  * All values of one policy go to the engine in one call.
  */
 import type { ColumnPolicy } from '../../../policy/index.js';
-import type { Engine } from '../../../engine/index.js';
+import { isLongerThan, ProtectionError, type Engine, type ValueProtection } from '../../../engine/index.js';
 import { formatBinaryArray, formatTextArray, parseBinaryArray, parseTextArray } from '../valueCodecs/arrayCodecs.js';
 import { valueRefusal } from '../policyRefusal.js';
 import { ARRAY_ELEMENT_TYPES, decodeBinary, encodeBinary } from '../valueCodecs/valueCodecs.js';
-import { ProtectionBatch, protectionRefusal } from './valueProtector.js';
+import { ProtectionBatch, protectionRefusal, valueTooLong } from './valueProtector.js';
 import type { DateStyle } from '../valueCodecs/dateStyle.js';
 import { normaliseText } from './normaliseText.js';
-import { formatAt, type BindMessage } from '../../protocol/messageReaders.js';
+import { formatAt, readBind, type BindMessage } from '../../protocol/messageReaders.js';
 import { bindPlanOf, type BindPlan, type BoundStatement, type ScalarParam } from './bindPlan.js';
 import { bindFrame, type BindValue } from './bindFrame.js';
 
@@ -42,6 +42,57 @@ export async function rewriteBind(frame: Buffer, bind: BindMessage, statement: B
     placeProtected(group, outcome.value.result, values);
   }
   return bindFrame(bind, paramFormats, values);
+}
+
+/** Most protected values a Bind may carry to be rewritten inline, in the turn it arrived. */
+const INLINE_VALUES = 16;
+
+/**
+ * `rewriteBind`, done now, when the statement binds only scalars, at most INLINE_VALUES of them
+ * protected, each column with an inline protection (bounded work per value): the same bytes and
+ * the same refusals, without waiting for the engine's batch. Undefined when it does not apply.
+ */
+export function rewriteBindNow(
+  frame: Buffer, statement: BoundStatement, inline: (policy: ColumnPolicy) => ValueProtection | undefined, maxValueBytes: number, style: DateStyle,
+): Buffer | undefined {
+  const plan = bindPlanOf(statement);
+  if (plan.scalars === undefined || plan.scalars.length > INLINE_VALUES) return undefined;
+  for (const { plan: param } of plan.scalars) if (inline(param.policy) === undefined) return undefined;
+  const bind = readBind(frame);
+  const { values, paramFormats } = withExtraParams(bind, statement, plan);
+  const changed = values.length !== bind.values.length;
+  const groups = scalarGroups(plan.scalars, values, paramFormats, statement.paramTypes, style);
+  if (groups.length === 0) return changed ? bindFrame(bind, paramFormats, values) : frame;
+  for (const group of groups) {
+    placeProtected(group, protectEach(inline(group.policy) as ValueProtection, group, maxValueBytes), values);
+  }
+  return bindFrame(bind, paramFormats, values);
+}
+
+/** One policy's values protected one by one, refused as the engine refuses their batch. */
+function protectEach(protection: ValueProtection, group: ValueGroup, maxValueBytes: number): string[] {
+  const { texts, policy } = group;
+  // The proxy's bound comes first, over the whole group, as boundValueLength does.
+  if (protection.method === 'fpe' || protection.method === 'tokenise') {
+    for (const text of texts) if (isLongerThan(text, maxValueBytes)) throw protectionRefusal(policy, valueTooLong(maxValueBytes));
+  }
+  const out: string[] = [];
+  let failure: unknown;
+  let invalidValue = false;
+  for (const text of texts) {
+    try {
+      out.push(protection.protect(text));
+    } catch (error) {
+      // A batch reports invalid values before values too short to encrypt: keep the error it would give.
+      const invalid = error instanceof ProtectionError && error.code === 'invalid_value';
+      if (failure === undefined || (invalid && !invalidValue)) {
+        failure = error;
+        invalidValue = invalid;
+      }
+    }
+  }
+  if (failure !== undefined) throw protectionRefusal(policy, failure);
+  return out;
 }
 
 /** The values of one policy, each with the parameter it came from and how it was sent. */

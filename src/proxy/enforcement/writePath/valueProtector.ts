@@ -29,13 +29,16 @@ export function boundValueLength(engine: Engine, maxBytes: number): Engine {
         const value = data[i];
         if (typeof value === 'string' && isLongerThan(value, maxBytes)) (tooLong ??= []).push(i);
       }
-      if (tooLong !== undefined) {
-        return Promise.reject(new ProtectionError('value_too_long', `a value is longer than ${maxBytes} bytes, the most pgveil protects (proxy.maxProtectedValueBytes raises it)`, tooLong));
-      }
+      if (tooLong !== undefined) return Promise.reject(valueTooLong(maxBytes, tooLong));
       return engine.protect(kind, data, options);
     },
     unprotect: (kind, data, options) => engine.unprotect(kind, data, options),
   };
+}
+
+/** The refusal of a value past the proxy's bound (`indexes`: which values of a batch). */
+export function valueTooLong(maxBytes: number, indexes?: number[]): ProtectionError {
+  return new ProtectionError('value_too_long', `a value is longer than ${maxBytes} bytes, the most pgveil protects (proxy.maxProtectedValueBytes raises it)`, indexes);
 }
 
 /** Collects values to protect, grouped by policy, each with where its result goes. */
