@@ -70,6 +70,18 @@ describe('readBindTarget', () => {
     resultFormats: fc.array(fc.constantFrom(0, 1), { maxLength: 4 }),
   });
 
+  it('reads counts of 32768 and more as PostgreSQL does, unsigned', () => {
+    const wide = { portal: 'p', statement: 's', paramFormats: new Array<number>(40_000).fill(1), values: new Array<Buffer | null>(40_000).fill(null), resultFormats: new Array<number>(33_000).fill(1) };
+    wide.values[0] = Buffer.from('first');
+    const frame = bindMessage(wide);
+    expect(frame.readUInt16BE(9)).toBe(40_000);
+    expect(readBind(frame)).toEqual(wide);
+    expect(readBindTarget(frame)).toEqual({ portal: 'p', statement: 's', resultFormats: wide.resultFormats });
+    const types = new Array<number>(40_000).fill(25);
+    expect(readParse(parseMessage({ name: '', sql: 'SELECT 1', paramTypes: types })).paramTypes).toEqual(types);
+    expect(readParameterDescription(parameterDescriptionMessage(types))).toEqual(types);
+  });
+
   it('reads the names and result formats readBind reads, and refuses the same truncated frames', () => {
     fc.assert(fc.property(bindArbitrary, fc.nat(), (bind, cut) => {
       const frame = bindMessage(bind);

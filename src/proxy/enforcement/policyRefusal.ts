@@ -28,6 +28,16 @@ export function valueRefusal(policy: ColumnPolicy, reason: string): PolicyRefusa
   return new PolicyRefusal(INVALID_TEXT_REPRESENTATION, `pgveil refused the statement: protected column ${columnLabel(policy)}: ${reason}`);
 }
 
+export const PROTOCOL_VIOLATION = '08P01';
+
+/**
+ * A Bind that carries no value for a parameter feeding a protected column: PostgreSQL refuses a
+ * Bind whose count differs from its statement's, and pgveil must never forward one it could not check.
+ */
+export function missingValueRefusal(policy: ColumnPolicy, param: number): PolicyRefusal {
+  return new PolicyRefusal(PROTOCOL_VIOLATION, `pgveil refused the Bind: it supplies no value for parameter $${param}, which feeds protected column ${columnLabel(policy)}`);
+}
+
 export function unsupportedRefusal(message: string): PolicyRefusal {
   return new PolicyRefusal(UNSUPPORTED, message);
 }

@@ -24,6 +24,13 @@ export class FrameWriter {
     }
   }
 
+  /** A count (0 to 65535), as PostgreSQL reads counts: unsigned. */
+  count(value: number): this {
+    this.ensure(2);
+    this.offset = this.buffer.writeUInt16BE(value, this.offset);
+    return this;
+  }
+
   int16(value: number): this {
     this.ensure(2);
     this.offset = this.buffer.writeInt16BE(value, this.offset);

@@ -63,6 +63,13 @@ class FrameReader {
     return value;
   }
 
+  /** A count (of parameters, formats, values, fields): PostgreSQL reads these as unsigned, 0 to 65535. */
+  count(): number {
+    const value = this.frame.readUInt16BE(this.pos);
+    this.pos += 2;
+    return value;
+  }
+
   int32(): number {
     const value = this.frame.readInt32BE(this.pos);
     this.pos += 4;
@@ -99,7 +106,7 @@ export function readParse(frame: Buffer): ParseMessage {
   const reader = new FrameReader(frame);
   const name = reader.name();
   const sql = reader.cString();
-  const count = reader.int16();
+  const count = reader.count();
   const paramTypes: number[] = [];
   for (let i = 0; i < count; i++) paramTypes.push(reader.int32() >>> 0);
   return { name, sql, paramTypes };
@@ -124,15 +131,15 @@ export function readBindTarget(frame: Buffer): BindTarget {
   const reader = new FrameReader(frame);
   const portal = reader.name();
   const statement = reader.name();
-  const formatCount = reader.int16();
-  reader.pos += 2 * Math.max(0, formatCount); // parameter format codes
-  const valueCount = reader.int16();
+  const formatCount = reader.count(); // read before the position moves past the format codes
+  reader.pos += 2 * formatCount;
+  const valueCount = reader.count();
   for (let i = 0; i < valueCount; i++) {
     const length = reader.int32();
     if (length > 0) reader.pos += length;
   }
   if (reader.pos + 2 > frame.length) throw new RangeError('malformed message: truncated');
-  const resultCount = reader.int16();
+  const resultCount = reader.count();
   const resultFormats: number[] = [];
   for (let i = 0; i < resultCount; i++) resultFormats.push(reader.int16());
   return { portal, statement, resultFormats };
@@ -142,16 +149,16 @@ export function readBind(frame: Buffer): BindMessage {
   const reader = new FrameReader(frame);
   const portal = reader.name();
   const statement = reader.name();
-  const formatCount = reader.int16();
+  const formatCount = reader.count();
   const paramFormats: number[] = [];
   for (let i = 0; i < formatCount; i++) paramFormats.push(reader.int16());
-  const valueCount = reader.int16();
+  const valueCount = reader.count();
   const values: (Buffer | null)[] = [];
   for (let i = 0; i < valueCount; i++) {
     const length = reader.int32();
     values.push(length < 0 ? null : reader.bytes(length));
   }
-  const resultCount = reader.int16();
+  const resultCount = reader.count();
   const resultFormats: number[] = [];
   for (let i = 0; i < resultCount; i++) resultFormats.push(reader.int16());
   return { portal, statement, paramFormats, values, resultFormats };
@@ -192,7 +199,7 @@ export interface FieldDescription {
 
 export function readRowDescription(frame: Buffer): FieldDescription[] {
   const reader = new FrameReader(frame);
-  const count = reader.int16();
+  const count = reader.count();
   const fields: FieldDescription[] = [];
   for (let i = 0; i < count; i++) {
     const name = reader.cString();
@@ -209,7 +216,7 @@ export function readRowDescription(frame: Buffer): FieldDescription[] {
 
 export function readParameterDescription(frame: Buffer): number[] {
   const reader = new FrameReader(frame);
-  const count = reader.int16();
+  const count = reader.count();
   const types: number[] = [];
   for (let i = 0; i < count; i++) types.push(reader.int32() >>> 0);
   return types;

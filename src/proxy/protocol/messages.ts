@@ -63,7 +63,7 @@ export function negotiateProtocolVersion(minorVersion: number, unsupportedOption
 
 /** A RowDescription of `fields` (type length written as -1: varying). */
 export function rowDescriptionMessage(fields: readonly FieldDescription[]): Buffer {
-  const writer = new FrameWriter('T').int16(fields.length);
+  const writer = new FrameWriter('T').count(fields.length);
   for (const field of fields) {
     writer.cString(field.name).int32(field.tableOid | 0).int16(field.attnum).int32(field.typeOid | 0)
       .int16(-1).int32(field.typmod).int16(field.format);
@@ -72,7 +72,7 @@ export function rowDescriptionMessage(fields: readonly FieldDescription[]): Buff
 }
 
 export function parameterDescriptionMessage(typeOids: readonly number[]): Buffer {
-  const writer = new FrameWriter('t', 7 + 4 * typeOids.length).int16(typeOids.length);
+  const writer = new FrameWriter('t', 7 + 4 * typeOids.length).count(typeOids.length);
   for (const oid of typeOids) writer.int32(oid | 0);
   return writer.finish();
 }
@@ -82,7 +82,7 @@ export function dataRowMessage(values: readonly (Uint8Array | null)[]): Buffer {
   // The exact size up front: one allocation, no growth (the read path's hot loop).
   let size = 7;
   for (const value of values) size += 4 + (value === null ? 0 : value.length);
-  const writer = new FrameWriter('D', size).int16(values.length);
+  const writer = new FrameWriter('D', size).count(values.length);
   for (const value of values) {
     if (value === null) writer.int32(-1);
     else writer.int32(value.length).bytes(value);
@@ -137,7 +137,7 @@ export function queryMessage(sql: string): Buffer {
 }
 
 export function parseMessage(message: ParseMessage): Buffer {
-  const writer = new FrameWriter('P').cString(message.name).cString(message.sql).int16(message.paramTypes.length);
+  const writer = new FrameWriter('P').cString(message.name).cString(message.sql).count(message.paramTypes.length);
   for (const oid of message.paramTypes) writer.int32(oid | 0);
   return writer.finish();
 }
@@ -146,14 +146,14 @@ export function bindMessage(message: BindMessage): Buffer {
   let size = 13 + 2 * (message.paramFormats.length + message.resultFormats.length) + message.portal.length + message.statement.length;
   for (const value of message.values) size += 4 + (value === null ? 0 : value.length);
   const writer = new FrameWriter('B', size).cString(message.portal).cString(message.statement);
-  writer.int16(message.paramFormats.length);
+  writer.count(message.paramFormats.length);
   for (const format of message.paramFormats) writer.int16(format);
-  writer.int16(message.values.length);
+  writer.count(message.values.length);
   for (const value of message.values) {
     if (value === null) writer.int32(-1);
     else writer.int32(value.length).bytes(value);
   }
-  writer.int16(message.resultFormats.length);
+  writer.count(message.resultFormats.length);
   for (const format of message.resultFormats) writer.int16(format);
   return writer.finish();
 }

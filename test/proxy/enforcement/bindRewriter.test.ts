@@ -128,6 +128,17 @@ describe('rewriteBind', () => {
     expect((refusal as PolicyRefusal).message).not.toContain('not an ssn');
   });
 
+  it('refuses a Bind that carries no value for a protected parameter, on either path', async () => {
+    const statement: BoundStatement = { params: new Map([[1, phone], [3, ssn]]), paramTypes: [0, 0, 0] };
+    const { frame, message } = bind(['5551234567', 'kept']);
+    const refusal = await rewriteBind(frame, message, statement, engine, DEFAULT_DATE_STYLE).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(PolicyRefusal);
+    expect((refusal as PolicyRefusal).sqlState).toBe('08P01');
+    expect((refusal as PolicyRefusal).message).toContain('$3');
+    const inline = (plan: ColumnPolicy): ReturnType<typeof engine.valueProtection> => engine.valueProtection(plan.kind, plan.engineOptions);
+    expect(() => rewriteBindNow(frame, statement, inline, 4096, DEFAULT_DATE_STYLE)).toThrow(/no value for parameter \$3/);
+  });
+
   it('refuses a binary value it cannot read before protecting any value', async () => {
     let calls = 0;
     const counting = { ...engine, protect: (...args: Parameters<typeof engine.protect>) => { calls++; return engine.protect(...args); } };

@@ -26,9 +26,9 @@ export function bindFrame(bind: BindMessage, paramFormats: readonly number[], va
   frame[at++] = 0;
   at += frame.write(statement, at, statementBytes, 'utf8');
   frame[at++] = 0;
-  at = frame.writeInt16BE(paramFormats.length, at);
+  at = frame.writeUInt16BE(paramFormats.length, at);
   for (const format of paramFormats) at = frame.writeInt16BE(format, at);
-  at = frame.writeInt16BE(values.length, at);
+  at = frame.writeUInt16BE(values.length, at);
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
     const length = lengths[i] as number;
@@ -36,7 +36,7 @@ export function bindFrame(bind: BindMessage, paramFormats: readonly number[], va
     if (typeof value === 'string') at += frame.write(value, at, length, 'utf8');
     else if (value !== null && value !== undefined) at += value.copy(frame, at);
   }
-  at = frame.writeInt16BE(resultFormats.length, at);
+  at = frame.writeUInt16BE(resultFormats.length, at);
   for (const format of resultFormats) at = frame.writeInt16BE(format, at);
   // The frame comes from the shared pool: a byte left unwritten would leak another message's.
   if (at !== size) throw new Error(`Bind frame written to ${at} of ${size} bytes`);

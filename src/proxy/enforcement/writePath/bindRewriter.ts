@@ -6,7 +6,7 @@
 import type { ColumnPolicy } from '../../../policy/index.js';
 import { isLongerThan, ProtectionError, type Engine, type ValueProtection } from '../../../engine/index.js';
 import { formatBinaryArray, formatTextArray, parseBinaryArray, parseTextArray } from '../valueCodecs/arrayCodecs.js';
-import { valueRefusal } from '../policyRefusal.js';
+import { missingValueRefusal, valueRefusal } from '../policyRefusal.js';
 import { ARRAY_ELEMENT_TYPES, decodeBinary, encodeBinary } from '../valueCodecs/valueCodecs.js';
 import { ProtectionBatch, protectionRefusal, valueTooLong } from './valueProtector.js';
 import type { DateStyle } from '../valueCodecs/dateStyle.js';
@@ -111,7 +111,8 @@ function scalarGroups(
   const groups: ValueGroup[] = [];
   for (const { index, plan } of scalars) {
     const value = values[index];
-    if (value === null || value === undefined || typeof value === 'string') continue;
+    if (value === undefined) throw missingValueRefusal(plan.policy, index + 1);
+    if (value === null || typeof value === 'string') continue;
     const binary = formatAt(paramFormats, index) === 1;
     const declared = paramTypes[index] ?? 0;
     const type = declared !== 0 ? declared : plan.columnType;
@@ -157,7 +158,8 @@ async function rewriteWithArrays(
   for (const [param, plan] of params) {
     const index = param - 1;
     const value = values[index];
-    if (value === null || value === undefined || typeof value === 'string') continue;
+    if (value === undefined) throw missingValueRefusal(plan.policy, param);
+    if (value === null || typeof value === 'string') continue;
     const binary = formatAt(paramFormats, index) === 1;
     const declared = paramTypes[index] ?? 0;
     const { policy } = plan;
@@ -208,8 +210,8 @@ async function rewriteWithArrays(
 
 /**
  * The client's values with each parameter pgveil appended carrying its source's value (and
- * format). A Bind with another count than the client's statement has is left as sent: the server
- * refuses it.
+ * format). A Bind with another count than the client's statement has is left as sent, for the
+ * server to refuse; a protected parameter it carries no value for is refused here.
  */
 function withExtraParams(bind: BindMessage, statement: BoundStatement, plan: BindPlan): { values: BindValue[]; paramFormats: readonly number[] } {
   const values: BindValue[] = bind.values.slice();
