@@ -24,7 +24,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { startTestPostgres } from '../../test/support/postgres.js';
-import { cpuSeconds, ioSyscalls, median, startProcess } from '../proxy/benchProcesses.js';
+import { cpuSplit, ioSyscalls, median, startProcess } from '../proxy/benchProcesses.js';
 
 const SECONDS = Number(process.env.PGVEIL_BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 3);
@@ -112,19 +112,21 @@ async function main(): Promise<void> {
       for (const { mode, clients, name } of series) {
         for (let i = 0; i < cases.length; i++) {
           const target = cases[(i + round) % cases.length] as Case; // rotate, so no case always runs first
-          const cpuBefore = target.proxyPid ? cpuSeconds(target.proxyPid) : 0;
+          const cpuBefore = target.proxyPid ? cpuSplit(target.proxyPid) : { user: 0, system: 0 };
           const ioBefore = target.proxyPid ? ioSyscalls(target.proxyPid) : { reads: 0, writes: 0 };
           const result = await pgbench(target, mode, clients);
           const key = `${target.label}/${name}`;
           add(tps, key, result.tps);
           let note = '';
           if (target.proxyPid) {
-            const micros = ((cpuSeconds(target.proxyPid) - cpuBefore) * 1e6) / result.transactions;
+            const cpuAfter = cpuSplit(target.proxyPid);
+            const microsOf = (seconds: number): number => (seconds * 1e6) / result.transactions;
+            const micros = microsOf(cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system);
             add(cpu, key, micros);
             const io = ioSyscalls(target.proxyPid);
             const perInsert = (count: number): string => (count / result.transactions).toFixed(2);
             add(writes, key, (io.writes - ioBefore.writes) / result.transactions);
-            note = `   proxy CPU ${micros.toFixed(0)} µs/insert, syscalls ${perInsert(io.writes - ioBefore.writes)} writes ${perInsert(io.reads - ioBefore.reads)} reads/insert`;
+            note = `   proxy CPU ${micros.toFixed(0)} µs/insert (user ${microsOf(cpuAfter.user - cpuBefore.user).toFixed(0)}, system ${microsOf(cpuAfter.system - cpuBefore.system).toFixed(0)}), syscalls ${perInsert(io.writes - ioBefore.writes)} writes ${perInsert(io.reads - ioBefore.reads)} reads/insert`;
           }
           process.stdout.write(`round ${round} ${name.padEnd(16)} ${target.label.padEnd(24)} ${result.tps.toFixed(0).padStart(7)} tps${note}\n`);
         }
