@@ -5,21 +5,11 @@
  */
 import { serialize } from 'pg-protocol';
 import { expect, it } from 'vitest';
-import { openRawSession, type BackendMessage } from '../support/rawProtocol.js';
+import { int16Bytes as int16, int32Bytes as int32, openRawSession, rawFrame as frame, type BackendMessage } from '../support/rawProtocol.js';
 import { APP, useAppHarness } from './support/policyHarness.js';
 
 const shared = useAppHarness();
 
-function frame(type: string, ...parts: Buffer[]): Buffer {
-  const body = Buffer.concat(parts);
-  const head = Buffer.alloc(5);
-  head.write(type, 0, 'latin1');
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
-}
-
-const int16 = (n: number): Buffer => { const b = Buffer.alloc(2); b.writeInt16BE(n); return b; };
-const int32 = (n: number): Buffer => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
 const cstring = (bytes: Buffer): Buffer => Buffer.concat([bytes, Buffer.from([0])]);
 
 /** A Bind of one text value to the statement whose name is these exact bytes. */

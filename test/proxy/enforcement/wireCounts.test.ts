@@ -4,22 +4,12 @@
  * values would carry none to pgveil, and its protected values would reach the table as sent.
  */
 import { expect, it } from 'vitest';
-import { openRawSession, type BackendMessage } from '../support/rawProtocol.js';
+import { int32Bytes as int32, openRawSession, rawFrame as frame, uint16Bytes as uint16, type BackendMessage } from '../support/rawProtocol.js';
 import { APP, useAppHarness } from './support/policyHarness.js';
 
 const shared = useAppHarness();
 const COUNT = 40_000; // 0x9C40: -25536 as a signed 16-bit number
 
-function frame(type: string, ...parts: Buffer[]): Buffer {
-  const body = Buffer.concat(parts);
-  const head = Buffer.alloc(5);
-  head.write(type, 0, 'latin1');
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
-}
-
-const uint16 = (n: number): Buffer => { const b = Buffer.alloc(2); b.writeUInt16BE(n); return b; };
-const int32 = (n: number): Buffer => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
 const cstring = (text: string): Buffer => Buffer.from(`${text}\0`, 'utf8');
 const text = (value: string): Buffer => Buffer.concat([int32(Buffer.byteLength(value)), Buffer.from(value)]);
 

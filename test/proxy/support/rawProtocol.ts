@@ -107,3 +107,16 @@ export async function openRawSession(config: pg.ClientConfig): Promise<RawSessio
 export function describeMessages(messages: BackendMessage[]): string[] {
   return messages.map((message) => `${message.type} ${message.body.toString('latin1').replace(/[^\x20-\x7e]/g, '.')}|${message.body.toString('hex')}`);
 }
+
+/** A hand-built frontend message: type, length, then the parts as given (for frames no serializer writes). */
+export function rawFrame(type: string, ...parts: Buffer[]): Buffer {
+  const body = Buffer.concat(parts);
+  const head = Buffer.alloc(5);
+  head.write(type, 0, 'latin1');
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+export const int16Bytes = (n: number): Buffer => { const b = Buffer.alloc(2); b.writeInt16BE(n); return b; };
+export const uint16Bytes = (n: number): Buffer => { const b = Buffer.alloc(2); b.writeUInt16BE(n); return b; };
+export const int32Bytes = (n: number): Buffer => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
