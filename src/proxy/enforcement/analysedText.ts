@@ -105,9 +105,11 @@ function rewritten(
     if (facts !== undefined) state.pendingSchema.record(facts, policies);
     return unchanged;
   }
-  return rewriteStatement(sql, analysis, context, declaredParamCount, executePlanLookup(state, batch)).then((rewritten) => {
+  const settled = (done: RewrittenStatement): RewrittenStatement => {
     if (facts !== undefined) state.pendingSchema.record(facts, policies);
-    if (rewritten.changesCatalog) state.ddlPending = true;
-    return rewritten;
-  });
+    if (done.changesCatalog) state.ddlPending = true;
+    return done;
+  };
+  const statement = rewriteStatement(sql, analysis, context, declaredParamCount, executePlanLookup(state, batch));
+  return statement instanceof Promise ? statement.then(settled) : settled(statement);
 }

@@ -89,3 +89,24 @@ describe('unchangedStatement', () => {
     expect(unchangedStatement(sql, analyse(sql, context), context)).toBeUndefined();
   });
 });
+
+describe('rewriteStatement, run again', () => {
+  it('answers a text it rewrote before with the same rewrite, and a text of the same analysis with its own', async () => {
+    const sql = 'INSERT INTO customers (ssn, note) VALUES ($1, $2)';
+    const analysis = analyse(sql, context);
+    const first = await rewriteStatement(sql, analysis, context, 2);
+    expect(rewriteStatement(sql, analysis, context, 2)).toBe(first);
+    // Texts of one literal shape may share an analysis object: the text decides, never the kept rewrite.
+    const other = 'INSERT INTO customers (ssn, note)  VALUES ($1, $2)';
+    expect((await rewriteStatement(other, analysis, context, 2)).sql).toBe(other);
+    expect(rewriteStatement(other, analysis, context, 3)).not.toBe(rewriteStatement(other, analysis, context, 2)); // another declared count
+  });
+
+  it('does not keep a rewrite that protected constants', async () => {
+    const sql = "INSERT INTO customers (ssn) VALUES ('123-45-6789')";
+    const analysis = analyse(sql, context);
+    const first = await rewriteStatement(sql, analysis, context);
+    expect(first.sql).not.toContain('123-45-6789');
+    expect(rewriteStatement(sql, analysis, context)).toBeInstanceOf(Promise);
+  });
+});

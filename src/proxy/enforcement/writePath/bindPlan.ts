@@ -25,15 +25,15 @@ export interface BindPlan {
   readonly extras: readonly (readonly [param: number, source: number])[];
 }
 
-// Keyed by the statement entry itself: a statement's plans never change once it is parsed.
-const plans = new WeakMap<BoundStatement, BindPlan>();
+// Keyed by the statement's parameter plans (never changed once parsed, and shared by the statements
+// parsed from one text alike), with the appended parameters they were split with.
+const plans = new WeakMap<ReadonlyMap<number, ParamPlan>, { readonly extraParams: ReadonlyMap<number, number> | undefined; readonly plan: BindPlan }>();
 
 export function bindPlanOf(statement: BoundStatement): BindPlan {
-  let plan = plans.get(statement);
-  if (plan === undefined) {
-    plan = derive(statement);
-    plans.set(statement, plan);
-  }
+  const known = plans.get(statement.params);
+  if (known !== undefined && known.extraParams === statement.extraParams) return known.plan;
+  const plan = derive(statement);
+  plans.set(statement.params, { extraParams: statement.extraParams, plan });
   return plan;
 }
 

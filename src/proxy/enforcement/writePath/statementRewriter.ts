@@ -125,15 +125,43 @@ export function analyse(sql: string, context: StatementContext): SqlAnalysis {
   return context.cache.analyse(sql, context.schema, context.schemaKey);
 }
 
-/** Throws PolicyRefusal when the text must not be forwarded. */
 /**
- * `declaredParamCount`: the parameter types a Parse declared; `executePlans`: the parameter plans
- * of the session's prepared statements, for the arguments of SQL EXECUTE (without it, an EXECUTE
- * of a statement with arguments is refused).
+ * The text to forward, with its parameter plans; a promise only when constants wait for the
+ * engine. Throws PolicyRefusal (or rejects with it, after the engine) when the text must not be
+ * forwarded. `declaredParamCount`: the parameter types a Parse declared; `executePlans`: the
+ * parameter plans of the session's prepared statements, for the arguments of SQL EXECUTE
+ * (without it, an EXECUTE of a statement with arguments is refused).
  */
-export async function rewriteStatement(
+export function rewriteStatement(
   sql: string, analysis: SqlAnalysis, context: StatementContext, declaredParamCount = 0, executePlans: ExecutePlans = refuseExecute,
-): Promise<RewrittenStatement> {
+): RewrittenStatement | Promise<RewrittenStatement> {
+  const known = rewrites.get(analysis);
+  // The text too: texts of one literal shape may share an analysis (sqlAnalysisCache.ts).
+  if (known !== undefined && known.context === context && known.declaredParamCount === declaredParamCount && known.sql === sql) return known.rewritten;
+  const rewritten = rewriteAfresh(sql, analysis, context, declaredParamCount, executePlans);
+  if (!(rewritten instanceof Promise) && reusable(rewritten)) rewrites.set(analysis, { sql, context, declaredParamCount, rewritten });
+  return rewritten;
+}
+
+/**
+ * A rewrite that is the same for every run of its text under the same context: no constant
+ * protected, no SQL EXECUTE (whose plans are the session's), no COPY (whose stream is the run's own),
+ * no DDL (which the caller follows per run).
+ */
+function reusable(rewritten: RewrittenStatement): boolean {
+  return rewritten.executedPlans.size === 0 && rewritten.copies.length === 0 && !rewritten.changesCatalog
+    && rewritten.analysis.statements.every((statement) => statement.literals.length === 0 && statement.type !== 'ExecuteStmt');
+}
+
+/**
+ * Rewrites of texts analysed alike (the analysis cache hands out one analysis per text and schema)
+ * under the same context, kept with the analysis: a Parse of the same text again is answered from here.
+ */
+const rewrites = new WeakMap<SqlAnalysis, { readonly sql: string; readonly context: StatementContext; readonly declaredParamCount: number; readonly rewritten: RewrittenStatement }>();
+
+function rewriteAfresh(
+  sql: string, analysis: SqlAnalysis, context: StatementContext, declaredParamCount: number, executePlans: ExecutePlans,
+): RewrittenStatement | Promise<RewrittenStatement> {
   const { policies } = context;
   if (analysis.rejection !== undefined) throw new PolicyRefusal(analysis.rejection.sqlState, analysis.rejection.message);
   const masked = maskedColumnRefusal(analysis, policies, context.actions);
@@ -203,8 +231,7 @@ export async function rewriteStatement(
     }
   }
   const executedPlans = protectExecuteArguments(analysis, preparedPlans, executePlans, batch, replacements, context.dateStyle);
-  if (batch.size > 0) await batch.run(context.engine);
-  return {
+  const finish = (): RewrittenStatement => ({
     sql: spliceText(sql, replacements),
     preparedPlans,
     executedPlans,
@@ -215,5 +242,7 @@ export async function rewriteStatement(
     changesCatalog,
     analysis,
     resolutionKey: context.schema.resolutionKey,
-  };
+  });
+  // Only constants to protect wait for the engine: a text with none is answered in this turn.
+  return batch.size > 0 ? batch.run(context.engine).then(finish) : finish();
 }
