@@ -102,6 +102,16 @@ describe('rewriteStatement, run again', () => {
     expect(rewriteStatement(other, analysis, context, 3)).not.toBe(rewriteStatement(other, analysis, context, 2)); // another declared count
   });
 
+  it('keeps one rewrite per session context, so that sessions taking turns each find theirs', async () => {
+    const sql = 'INSERT INTO customers (ssn, note) VALUES ($1, $2)';
+    const analysis = analyse(sql, context);
+    const other: StatementContext = { ...context };
+    const mine = await rewriteStatement(sql, analysis, context, 2);
+    const theirs = await rewriteStatement(sql, analysis, other, 2);
+    expect(rewriteStatement(sql, analysis, context, 2)).toBe(mine);
+    expect(rewriteStatement(sql, analysis, other, 2)).toBe(theirs);
+  });
+
   it('does not keep a rewrite that protected constants', async () => {
     const sql = "INSERT INTO customers (ssn) VALUES ('123-45-6789')";
     const analysis = analyse(sql, context);

@@ -135,11 +135,15 @@ export function analyse(sql: string, context: StatementContext): SqlAnalysis {
 export function rewriteStatement(
   sql: string, analysis: SqlAnalysis, context: StatementContext, declaredParamCount = 0, executePlans: ExecutePlans = refuseExecute,
 ): RewrittenStatement | Promise<RewrittenStatement> {
-  const known = rewrites.get(analysis);
+  const kept = rewrites.get(analysis);
+  const known = kept?.get(context);
   // The text too: texts of one literal shape may share an analysis (sqlAnalysisCache.ts).
-  if (known !== undefined && known.context === context && known.declaredParamCount === declaredParamCount && known.sql === sql) return known.rewritten;
+  if (known !== undefined && known.declaredParamCount === declaredParamCount && known.sql === sql) return known.rewritten;
   const rewritten = rewriteAfresh(sql, analysis, context, declaredParamCount, executePlans);
-  if (!(rewritten instanceof Promise) && reusable(rewritten)) rewrites.set(analysis, { sql, context, declaredParamCount, rewritten });
+  if (!(rewritten instanceof Promise) && reusable(rewritten)) {
+    if (kept === undefined) rewrites.set(analysis, new WeakMap([[context, { sql, declaredParamCount, rewritten }]]));
+    else kept.set(context, { sql, declaredParamCount, rewritten });
+  }
   return rewritten;
 }
 
@@ -154,10 +158,16 @@ function reusable(rewritten: RewrittenStatement): boolean {
 }
 
 /**
- * Rewrites of texts analysed alike (the analysis cache hands out one analysis per text and schema)
- * under the same context, kept with the analysis: a Parse of the same text again is answered from here.
+ * Rewrites kept with their analysis (the analysis cache hands one to every session with the same
+ * schema answers), one per session context: a Parse of the same text again is answered from here,
+ * and a context no session uses any more is let go with its entries.
  */
-const rewrites = new WeakMap<SqlAnalysis, { readonly sql: string; readonly context: StatementContext; readonly declaredParamCount: number; readonly rewritten: RewrittenStatement }>();
+interface KeptRewrite {
+  readonly sql: string;
+  readonly declaredParamCount: number;
+  readonly rewritten: RewrittenStatement;
+}
+const rewrites = new WeakMap<SqlAnalysis, WeakMap<StatementContext, KeptRewrite>>();
 
 function rewriteAfresh(
   sql: string, analysis: SqlAnalysis, context: StatementContext, declaredParamCount: number, executePlans: ExecutePlans,
