@@ -9,7 +9,7 @@ import { Tokeniser } from './tokens/tokeniser.js';
 import { resolveOptions } from './options.js';
 import { inSlices } from './slicedWork.js';
 import { DEFAULT_MAX_VALUE_BYTES, indexesLongerThan, maxTokenBytes } from './valueLimits.js';
-import { createValueProtection, type ValueProtection } from './valueProtection.js';
+import { createValueProtection, isImmediate, type ValueProtection } from './valueProtection.js';
 import { HeldProtections } from './heldProtections.js';
 import {
   KINDS, isKind, type Kind, type ProtectionResponse, type ProtectOptions, type ResolvedOptions,
@@ -110,7 +110,7 @@ class ProtectionEngine implements EngineWithValueProtection {
     const held = this.held.get(kind, options);
     const opts = held?.options ?? resolveOptions(kind, options);
     const values = requireStrings(data);
-    if (values.length !== 1 || (opts.method === 'fpe' && KIND_HANDLERS[kind].fpeOne === undefined)) return { opts, values };
+    if (values.length !== 1 || !isImmediate(opts.method, KIND_HANDLERS[kind])) return { opts, values };
     if (held !== undefined) return { opts, values, one: held.protection };
     const one = this.protectionOf(kind, opts);
     this.held.hold(kind, options, opts, one);

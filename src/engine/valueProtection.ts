@@ -53,6 +53,11 @@ export interface ValueProtectionParts {
   readonly maxValueBytes: number;
 }
 
+/** One value costs bounded work: all but fpe of a kind without a one-value path (which may build permutation tables). */
+export function isImmediate(method: Method, handler: KindHandler): boolean {
+  return method !== 'fpe' || handler.fpeOne !== undefined;
+}
+
 function notAString(): ProtectionError {
   return new ProtectionError('not_a_string', 'every element of data must be a string', [0]);
 }
@@ -77,7 +82,7 @@ class OneValueProtection implements ValueProtection {
   constructor(parts: ValueProtectionParts) {
     this.kind = parts.kind;
     this.method = parts.options.method;
-    this.immediate = this.method !== 'fpe' || parts.handler.fpeOne !== undefined;
+    this.immediate = isImmediate(this.method, parts.handler);
     this.handler = parts.handler;
     this.options = parts.options;
     this.tokeniser = parts.tokeniser;

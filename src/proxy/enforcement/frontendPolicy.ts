@@ -170,29 +170,23 @@ export class FrontendPolicy {
       return undefined;
     }
     const { services } = state;
+    const forward = (rewritten: Buffer): Buffer => {
+      services.metrics.valuesProtected += statement.params.size;
+      state.expectReply({ kind: 'bind', settle });
+      return rewritten;
+    };
+    const refuse = (error: unknown): MessageVerdict => {
+      if (!isRefusal(error)) throw error;
+      return this.refuseBind(bind, error, change);
+    };
     let now: Buffer | undefined;
     try {
       now = rewriteBindNow(frame, statement, services.inlineProtection, services.maxValueBytes, state.settings.dateStyle);
     } catch (error) {
-      if (!isRefusal(error)) throw error;
-      return this.refuseBind(bind, error, change);
+      return refuse(error);
     }
-    if (now !== undefined) {
-      services.metrics.valuesProtected += statement.params.size;
-      state.expectReply({ kind: 'bind', settle });
-      return now;
-    }
-    return rewriteBind(frame, readBind(frame), statement, services.engine, state.settings.dateStyle).then(
-      (rewritten) => {
-        services.metrics.valuesProtected += statement.params.size;
-        state.expectReply({ kind: 'bind', settle });
-        return rewritten;
-      },
-      (error: unknown) => {
-        if (!isRefusal(error)) throw error;
-        return this.refuseBind(bind, error, change);
-      },
-    );
+    if (now !== undefined) return forward(now);
+    return rewriteBind(frame, readBind(frame), statement, services.engine, state.settings.dateStyle).then(forward, refuse);
   }
 
   private refuseBind(bind: BindTarget, refusal: PolicyRefusal, planned?: PendingChange<PortalInfo>): MessageVerdict {

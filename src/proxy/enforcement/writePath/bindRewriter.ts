@@ -1,7 +1,8 @@
 /**
  * The write path for Bind: each parameter value that feeds a protected column is protected with
  * the column's policy, in text or binary format, arrays (`col = ANY($n)`) element by element.
- * All values of one policy go to the engine in one call.
+ * A Bind of few scalar values, whose columns protect one value in bounded work, is rewritten at
+ * once (`rewriteBindNow`); otherwise all values of one policy go to the engine in one call.
  */
 import type { ColumnPolicy } from '../../../policy/index.js';
 import { isLongerThan, ProtectionError, type Engine, type ValueProtection } from '../../../engine/index.js';
