@@ -2,6 +2,29 @@ import type { Tweak, Tweaks } from './fpeCipher.js';
 import { NATIVE_FF1_MAX_MODULUS, type NativeFf1, type NativeFf1Context } from './nativeFf1.js';
 import { numeralViews } from './numerals.js';
 
+/*
+ * The addon reads the values and tweaks of a group from scratch arrays that live as long as the
+ * process: the callers' arrays may be small fresh ones on V8's heap, which N-API would move to the
+ * C heap on every call (see offHeapSlab.ts); copying a group's numerals costs less. Calls are
+ * synchronous, so one set serves every instance; the input numerals are wiped after each call.
+ * Outputs are written straight into off-heap numeral views.
+ */
+const SCRATCH_NUMERALS = 4096;
+const SCRATCH_TWEAK_BYTES = 2048;
+const SCRATCH_TWEAKS = 256;
+const scratchInput = new Uint16Array(SCRATCH_NUMERALS);
+const scratchTweak = new Uint8Array(SCRATCH_TWEAK_BYTES);
+const scratchEnds = new Uint32Array(SCRATCH_TWEAKS);
+
+/** A view of scratch[0, length), made once per length (subarray() per call costs more than the copy). */
+function prefixViews<T extends Uint8Array | Uint16Array | Uint32Array>(scratch: T): (length: number) => T {
+  const views: T[] = [];
+  return (length) => (views[length] ??= scratch.subarray(0, length) as T);
+}
+const inputOf = prefixViews(scratchInput);
+const tweakOf = prefixViews(scratchTweak);
+const endsOf = prefixViews(scratchEnds);
+
 /**
  * FF1 rounds of one key and radix in the native addon: a whole group (one length) per call, for
  * lengths whose halves fit the addon's 64-bit integers (inRange). The caller has checked the
@@ -30,6 +53,7 @@ export class NativeFf1Rounds {
 
   /** One value into `out` (inRange(x.length); out is not x). */
   cryptInto(x: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): void {
+    // The callers keep x, out and the tweak for many calls: they move to the C heap once.
     this.addon.crypt(this.context, this.radix, x.length, x, out, tweak, undefined, decrypt);
   }
 
@@ -37,20 +61,17 @@ export class NativeFf1Rounds {
   cryptGroup(values: readonly Uint16Array[], tweak: Tweaks, sharedTweak: Tweak | undefined, decrypt: boolean): Uint16Array[] {
     const count = values.length;
     const n = (values[0] as Uint16Array).length;
-    if (count === 1) {
-      const out = new Uint16Array(n);
-      this.addon.crypt(this.context, this.radix, n, values[0] as Uint16Array, out, sharedTweak ?? (tweak[0] as Tweak), undefined, decrypt);
-      return [out];
-    }
-    const input = new Uint16Array(count * n);
-    for (let j = 0; j < count; j++) input.set(values[j] as Uint16Array, j * n);
+    const total = count * n;
     const { buffer, views } = numeralViews(count, n);
-    if (sharedTweak) {
-      this.addon.crypt(this.context, this.radix, n, input, buffer, sharedTweak, undefined, decrypt);
-    } else {
-      const { bytes, ends } = packTweaks(tweak as readonly Tweak[]);
-      this.addon.crypt(this.context, this.radix, n, input, buffer, bytes, ends, decrypt);
+    const { bytes, ends } = sharedTweak ? { bytes: sharedTweakBytes(sharedTweak), ends: undefined } : packTweaks(tweak as readonly Tweak[]);
+    const input = total <= SCRATCH_NUMERALS ? inputOf(total) : new Uint16Array(total);
+    // Loops: set() and fill() cost more than a value's few numerals.
+    for (let j = 0, at = 0; j < count; j++) {
+      const x = values[j] as Uint16Array;
+      for (let p = 0; p < n; p++) input[at++] = x[p] as number;
     }
+    this.addon.crypt(this.context, this.radix, n, input, buffer, bytes, ends, decrypt);
+    for (let p = 0; p < total; p++) input[p] = 0;
     return views;
   }
 
@@ -62,19 +83,28 @@ export class NativeFf1Rounds {
   }
 }
 
-/** Per-value tweaks as one byte string and the end offset of each. */
+/** One tweak for every value, in scratch when it fits. */
+function sharedTweakBytes(tweak: Tweak): Uint8Array {
+  const t = tweak.length;
+  if (t > SCRATCH_TWEAK_BYTES) return tweak;
+  for (let p = 0; p < t; p++) scratchTweak[p] = tweak[p] as number;
+  return tweakOf(t);
+}
+
+/** Per-value tweaks as one byte string and the end offset of each, in scratch when they fit. */
 function packTweaks(tweaks: readonly Tweak[]): { bytes: Uint8Array; ends: Uint32Array } {
-  const ends = new Uint32Array(tweaks.length);
   let total = 0;
-  for (let j = 0; j < tweaks.length; j++) {
-    total += (tweaks[j] as Tweak).length;
-    ends[j] = total;
+  for (let j = 0; j < tweaks.length; j++) total += (tweaks[j] as Tweak).length;
+  const inScratch = tweaks.length <= SCRATCH_TWEAKS && total <= SCRATCH_TWEAK_BYTES;
+  const ends = inScratch ? endsOf(tweaks.length) : new Uint32Array(tweaks.length);
+  for (let j = 0, end = 0; j < tweaks.length; j++) {
+    end += (tweaks[j] as Tweak).length;
+    ends[j] = end;
   }
-  const bytes = new Uint8Array(total);
+  const bytes = inScratch ? tweakOf(total) : new Uint8Array(total);
   for (let j = 0, at = 0; j < tweaks.length; j++) {
     const t = tweaks[j] as Tweak;
-    bytes.set(t, at);
-    at += t.length;
+    for (let p = 0; p < t.length; p++) bytes[at++] = t[p] as number;
   }
   return { bytes, ends };
 }

@@ -2,6 +2,7 @@
  * Numeral strings (Uint16Array, most significant numeral first) to and from integers: safe
  * JS numbers when they fit, BigInt otherwise (in chunks of as many numerals as a number holds).
  */
+import { offHeapUint16Array } from './offHeapSlab.js';
 
 /** The value of x[start..end) in base radix; the caller guarantees radix^(end-start) <= 2^52. */
 export function numeralsToNumber(x: Uint16Array, start: number, end: number, radix: number): number {
@@ -89,11 +90,16 @@ export function bigIntToNumerals(value: bigint, radix: number, out: Uint16Array,
   }
 }
 
-/** One Uint16Array for the whole group's output, handed out as per-value views. */
+/** One Uint16Array for the whole group's output (off V8's heap), handed out as per-value views. */
 export function numeralViews(count: number, length: number): { buffer: Uint16Array; views: Uint16Array[] } {
-  const buffer = new Uint16Array(count * length);
+  if (count === 1) {
+    const only = offHeapUint16Array(length);
+    return { buffer: only, views: [only] };
+  }
+  const buffer = offHeapUint16Array(count * length);
   const views = new Array<Uint16Array>(count);
   // The constructor is cheaper than subarray() in V8.
-  for (let j = 0; j < count; j++) views[j] = new Uint16Array(buffer.buffer, j * length * 2, length);
+  const { buffer: memory, byteOffset } = buffer;
+  for (let j = 0; j < count; j++) views[j] = new Uint16Array(memory, byteOffset + j * length * 2, length);
   return { buffer, views };
 }

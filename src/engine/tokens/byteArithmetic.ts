@@ -20,6 +20,20 @@ function digitsPerFactor(radix: number): number {
   return k;
 }
 
+/** powers[i] = radix^i for i up to digitsPerFactor(radix), by radix: `**` calls pow() every time. */
+const powersByRadix = new Map<number, readonly number[]>();
+
+function powersOf(radix: number): readonly number[] {
+  let powers = powersByRadix.get(radix);
+  if (powers === undefined) {
+    const built = [1];
+    for (let i = digitsPerFactor(radix); i > 0; i--) built.push((built[built.length - 1] as number) * radix);
+    powers = built;
+    powersByRadix.set(radix, powers);
+  }
+  return powers;
+}
+
 /**
  * Replaces bytes[start..) by its quotient by `divisor` (< MAX_FACTOR) and returns the
  * remainder. Bytes before `start` must be zero; the quotient keeps the same length. The
@@ -78,8 +92,9 @@ function firstNonZero(bytes: Uint8Array, start: number): number {
  * highest non-zero one (none for zero). Consumes `bytes`: it is left all zero.
  */
 export function takeDigits(bytes: Uint8Array, radix: number): number[] {
-  const chunk = digitsPerFactor(radix);
-  const factor = radix ** chunk;
+  const powers = powersOf(radix);
+  const chunk = powers.length - 1;
+  const factor = powers[chunk] as number;
   const inverse = 1 / factor;
   const digits: number[] = [];
   let start = firstNonZero(bytes, 0);
@@ -103,13 +118,14 @@ export function takeDigits(bytes: Uint8Array, radix: number): number[] {
  * `byteCount` big-endian bytes; null when it needs more bytes.
  */
 export function digitsToBytes(digits: ArrayLike<number>, radix: number, byteCount: number): Uint8Array | null {
-  const chunk = digitsPerFactor(radix);
+  const powers = powersOf(radix);
+  const chunk = powers.length - 1;
   const out = new Uint8Array(byteCount);
   let high = byteCount; // out[0..high) is still zero
   // The first chunk takes the odd digits, so the rest are whole chunks.
   let end = digits.length % chunk || chunk;
-  let factor = radix ** end;
-  for (let start = 0; start < digits.length; start = end, end += chunk, factor = radix ** chunk) {
+  let factor = powers[end] as number;
+  for (let start = 0; start < digits.length; start = end, end += chunk, factor = powers[chunk] as number) {
     let part = 0;
     for (let i = start; i < end; i++) part = part * radix + (digits[i] as number);
     high = multiplyAddInPlace(out, high, factor, part);

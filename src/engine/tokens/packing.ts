@@ -24,18 +24,20 @@ const MAX_NUMBER_BODY_BYTES = 64;
 const UUID_LOWER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UUID_UPPER = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
 
-function withHeader(encoding: number, body: Uint8Array): Uint8Array {
-  const pad = Math.max(0, MIN_PACKED_BYTES - 1 - body.length);
-  const out = new Uint8Array(1 + body.length + pad);
+/** The header, body[start..) and the padding. Offsets, not subarray(): a view of a small fresh array costs a malloc. */
+function withHeader(encoding: number, body: Uint8Array, start = 0): Uint8Array {
+  const length = body.length - start;
+  const pad = Math.max(0, MIN_PACKED_BYTES - 1 - length);
+  const out = new Uint8Array(1 + length + pad);
   out[0] = (encoding << 2) | pad;
-  out.set(body, 1);
+  for (let i = 0; i < length; i++) out[1 + i] = body[start + i] as number;
   return out;
 }
 
 /**
  * The value as a base-19 number behind a leading 1 (so "007" and "7" pack differently), in
- * as few big-endian bytes as hold it; null for a character outside SYMBOLS. Callers keep
- * values to 64 characters.
+ * as few big-endian bytes as hold it, behind the header; null for a character outside SYMBOLS.
+ * Callers keep values to 64 characters.
  */
 function packSymbols(value: string): Uint8Array | null {
   const digits = new Array<number>(value.length + 1);
@@ -50,15 +52,15 @@ function packSymbols(value: string): Uint8Array | null {
   const bytes = digitsToBytes(digits, SYMBOL_RADIX, Math.ceil((digits.length * 4.25) / 8)) as Uint8Array;
   let first = 0;
   while (bytes[first] === 0) first++;
-  return bytes.subarray(first);
+  return withHeader(ENC_SYMBOLS, bytes, first);
 }
 
-/** The inverse of packSymbols: the base-19 digits after a leading 1; null when there is none. */
-function unpackSymbols(body: Uint8Array): string | null {
-  if (body.length === 0) return null;
-  if (body.length > MAX_NUMBER_BODY_BYTES) return unpackSymbolsBig(body);
-  const n = new Uint8Array(body.length);
-  n.set(body);
+/** The inverse of packSymbols over packed[start, end): the base-19 digits after a leading 1; null when there is none. */
+function unpackSymbols(packed: Uint8Array, start: number, end: number): string | null {
+  if (end === start) return null;
+  if (end - start > MAX_NUMBER_BODY_BYTES) return unpackSymbolsBig(packed.subarray(start, end));
+  const n = new Uint8Array(end - start);
+  for (let i = start; i < end; i++) n[i - start] = packed[i] as number;
   const digits = takeDigits(n, SYMBOL_RADIX);
   const top = digits.length - 1;
   if (top < 0 || digits[top] !== 1) return null;
@@ -82,7 +84,7 @@ export function packValue(value: string): Uint8Array {
     if (UUID_LOWER.test(value)) return withHeader(ENC_UUID_LOWER, Buffer.from(value.replaceAll('-', ''), 'hex'));
     if (UUID_UPPER.test(value)) return withHeader(ENC_UUID_UPPER, Buffer.from(value.replaceAll('-', ''), 'hex'));
     const symbols = packSymbols(value);
-    if (symbols) return withHeader(ENC_SYMBOLS, symbols);
+    if (symbols) return symbols;
   }
   return withHeader(ENC_UTF8, Buffer.from(value, 'utf8'));
 }
@@ -101,16 +103,16 @@ export function unpackValue(packed: Uint8Array): string | null {
   const encoding = header >> 2;
   if (pad > packed.length - 1) return null;
   for (let i = packed.length - pad; i < packed.length; i++) if (packed[i] !== 0) return null;
-  const body = packed.subarray(1, packed.length - pad);
+  const end = packed.length - pad;
   switch (encoding) {
     case ENC_UTF8:
-      try { return UTF8.decode(body); } catch { return null; }
+      try { return UTF8.decode(packed.subarray(1, end)); } catch { return null; }
     case ENC_SYMBOLS:
-      return unpackSymbols(body);
+      return unpackSymbols(packed, 1, end);
     case ENC_UUID_LOWER:
     case ENC_UUID_UPPER: {
-      if (body.length !== 16) return null;
-      const hex = Buffer.from(body).toString('hex');
+      if (end - 1 !== 16) return null;
+      const hex = Buffer.from(packed.subarray(1, end)).toString('hex');
       return formatUuid(encoding === ENC_UUID_UPPER ? hex.toUpperCase() : hex);
     }
     default:

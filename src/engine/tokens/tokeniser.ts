@@ -25,6 +25,13 @@ function toNumerals(bytes: Uint8Array, start = 0, end = bytes.length): Uint16Arr
   return numerals;
 }
 
+/** bytes[start..end) copied: subarray() of a small fresh array moves it off V8's heap (a malloc per call). */
+function copyOf(bytes: Uint8Array, start: number, end: number): Uint8Array {
+  const copy = new Uint8Array(end - start);
+  for (let i = start; i < end; i++) copy[i - start] = bytes[i] as number;
+  return copy;
+}
+
 /** The authenticated tokens of one key version, decrypted together. */
 interface VersionGroup {
   keys: VersionKeys;
@@ -148,7 +155,7 @@ export class Tokeniser {
         continue;
       }
       group.indexes.push(index);
-      group.tweaks.push(bytes.subarray(0, layout.bodyStart));
+      group.tweaks.push(copyOf(bytes, 0, layout.bodyStart));
       group.bodies.push(toNumerals(bytes, layout.bodyStart, layout.bodyEnd));
     }
 

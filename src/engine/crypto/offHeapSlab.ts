@@ -1,0 +1,40 @@
+/**
+ * Small typed arrays carved out of a shared slab that already lives on the C heap.
+ *
+ * V8 keeps a fresh typed array of 64 bytes or less on its own heap. The first `.buffer`,
+ * `subarray()` or N-API access moves it out: a malloc, a copy, a registration, and a sweep after
+ * the next collection, which for one value's numerals costs more than the AES rounds over them.
+ * Arrays made here are views of a slab allocated once per SLAB_BYTES, as Node's Buffer pool does:
+ * those steps never happen. A slab is collected once no view of it is left.
+ */
+const SLAB_BYTES = 16 * 1024;
+/** Larger arrays go on the C heap by themselves; the slab is for the small ones. */
+const MAX_CARVED_BYTES = 256;
+
+let slab = new ArrayBuffer(SLAB_BYTES);
+let used = 0;
+
+function carve(bytes: number): number {
+  // 8-byte alignment serves every element size.
+  const size = (bytes + 7) & ~7;
+  if (used + size > SLAB_BYTES) {
+    slab = new ArrayBuffer(SLAB_BYTES);
+    used = 0;
+  }
+  const at = used;
+  used += size;
+  return at;
+}
+
+/** A zeroed Uint16Array of `length` elements, never on V8's heap. */
+export function offHeapUint16Array(length: number): Uint16Array {
+  const bytes = length * 2;
+  if (bytes > MAX_CARVED_BYTES) return new Uint16Array(length);
+  return new Uint16Array(slab, carve(bytes), length);
+}
+
+/** A zeroed Uint8Array of `length` bytes, never on V8's heap. */
+export function offHeapUint8Array(length: number): Uint8Array {
+  if (length > MAX_CARVED_BYTES) return new Uint8Array(length);
+  return new Uint8Array(slab, carve(length), length);
+}
