@@ -14,6 +14,14 @@ export function numeralsToNumber(x: Uint16Array, start: number, end: number, rad
 /** Writes `value` (< radix^length <= 2^52) as `length` numerals at out[start..). */
 export function numberToNumerals(value: number, radix: number, out: Uint16Array, start: number, length: number): void {
   let rest = value;
+  if (radix === 2 && rest <= 0x7fffffff) {
+    // Bits: the integer domains (dates, offsets) run in radix 2.
+    for (let p = start + length - 1; p >= start; p--) {
+      out[p] = rest & 1;
+      rest >>>= 1;
+    }
+    return;
+  }
   if (rest <= 0x7fffffff) {
     // Below 2^31, (rest + 0.5) / radix stays >= 2^-17 away from an integer, far more than the
     // multiply's rounding: floor of the product by the reciprocal is exact, and faster than `/`.

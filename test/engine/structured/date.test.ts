@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DOMAIN_TOO_SMALL, INVALID_VALUE } from '../../../src/engine/errors.js';
-import { dateKind } from '../../../src/engine/kinds/date.js';
+import { dateKind, parseDate } from '../../../src/engine/kinds/date.js';
 import { decryptAll, encryptAll, failures, roundTrip } from './fpeRoundTrip.js';
 import { recordingCipher, shiftCipher, structuredTestCipher, tooSmallCipher } from './testCiphers.js';
 
@@ -181,6 +181,19 @@ describe('date: fpe properties', () => {
       const [result] = dateKind.fpe([value], 'encrypt', cipher, 'en');
       if (!real) expect(result).toBe(INVALID_VALUE);
     }), { numRuns: 500 });
+  });
+
+  it('reads near-miss spellings as the layouts say: digits and separators in every position', () => {
+    // Random strings seldom look like dates; these are all 8–11 characters of date material.
+    const nearMiss = fc.array(fc.constantFrom(...'0123456789/-.', '１', ' '), { minLength: 8, maxLength: 11 }).map((chars) => chars.join(''));
+    fc.assert(fc.property(fc.oneof(nearMiss, validDate), (value) => {
+      const f = readDate(value);
+      const real = f !== undefined && isCalendarDate(f.year, f.month, f.day);
+      expect(dateKind.isValid(value, 'en')).toBe(real);
+      const parsed = parseDate(value);
+      expect(parsed === undefined ? undefined : { year: parsed.year, month: parsed.month, day: parsed.day, sep: parsed.separator })
+        .toEqual(real ? { year: f.year, month: f.month, day: f.day, sep: f.sep } : undefined);
+    }), { numRuns: 3000 });
   });
 
   it('refuses impossible dates written in a valid layout', () => {
