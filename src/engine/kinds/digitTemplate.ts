@@ -118,7 +118,7 @@ export function fpeAllDigits(
     : cipher.decryptNumerals(10, numerals, valueTweaks);
   indexes.forEach((index, k) => {
     const digits = results[k];
-    out[index] = digits ? withDigits(values[index] ?? '', digits) : DOMAIN_TOO_SMALL;
+    out[index] = digits ? withDigitCodes(values[index] ?? '', digits) : DOMAIN_TOO_SMALL;
   });
   return out;
 }
@@ -179,7 +179,7 @@ export function fpeOneAllDigits(
 const codesByLength: number[][] = [];
 const LONGEST_REUSED_CODES = 128;
 
-/** withDigits, built from character codes in one String.fromCharCode call (cheaper for one value). */
+/** withDigits, built from character codes in one String.fromCharCode call (cheaper than concatenating). */
 function withDigitCodes(value: string, digits: ArrayLike<number>): string {
   const length = value.length;
   let codes = codesByLength[length];
