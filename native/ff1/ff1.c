@@ -10,6 +10,8 @@
  *   crypt(handle, radix, n, input: Uint16Array, output: Uint16Array, tweakBytes: Uint8Array,
  *         tweakEnds: Uint32Array | undefined, decrypt: boolean) -> undefined
  *     input holds count = input.length / n values of n numerals each; output gets the results.
+ *     Halves must fit 64-bit integers (radix^(n - n/2) < 2^53), except in radix 256, where a
+ *     numeral is a byte and the halves are byte strings of any length up to n = 128.
  *     tweakEnds undefined: every value's tweak is all of tweakBytes; else value j's tweak is
  *     tweakBytes[tweakEnds[j-1] .. tweakEnds[j]) (tweakEnds[-1] = 0).
  * Every argument is checked; a bad one throws a TypeError or RangeError whose message names no
@@ -19,6 +21,7 @@
 #define NAPI_VERSION 8
 #endif
 #include <node_api.h>
+#include <assert.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdint.h>
@@ -208,6 +211,120 @@ static void value_numerals(uint64_t value, uint32_t radix, uint16_t *out, uint32
   for (uint32_t small = (uint32_t)value; p > 0; small /= radix) out[--p] = (uint16_t)(small % radix);
 }
 
+/* Radix 256: halves of at most 64 bytes (n <= 128). */
+#define MAX_HALF_BYTES 64
+/* S = R || CIPH(R xor [1]) || ...: d <= 4 * 16 + 4 bytes, five blocks. */
+#define MAX_S_BLOCKS 5
+
+/*
+ * FF1 in radix 256 for halves too long for 64-bit integers: NUM_256 of a byte string is the bytes
+ * themselves, b = v, y mod 256^m is the last m bytes of S[0..d), and the modular addition is a
+ * byte-wise one whose carry falls off the top. Q = T || 0^pad || [i] || NUM(B) ends on a block
+ * boundary: [i] sits at 15 - b % 16 of its block, followed by b % 16 bytes of NUM(B), then
+ * b / 16 whole blocks of it, chained through AES (CBC-MAC). Lanes as in the integer path.
+ */
+static int crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count,
+                       const uint8_t *tweaks, size_t tweak_length, const uint32_t *ends, int per_value_tweaks, bool decrypt) {
+  uint32_t u = n / 2, v = n - u, b = v;
+  uint32_t d = 4 * ((b + 3) / 4) + 4;
+  uint32_t at = BLOCK - 1 - b % BLOCK; /* [i] in its block */
+  uint32_t head = b % BLOCK;           /* bytes of NUM(B) after [i] in that block */
+  uint32_t tail_blocks = b / BLOCK;
+  uint32_t s_blocks = (d + BLOCK - 1) / BLOCK;
+  /* halves[j][0] and [1]: left and right alternate between them; lengths as left_length, right_length. */
+  static_assert(MAX_S_BLOCKS * BLOCK >= 4 * ((MAX_HALF_BYTES + 3) / 4) + 4, "S fits its buffer");
+  uint8_t halves[LANES][2][MAX_HALF_BYTES];
+  uint8_t numb[LANES][MAX_HALF_BYTES];
+  uint8_t base[LANES * BLOCK], blocks[LANES * MAX_S_BLOCKS * BLOCK], chain[LANES * BLOCK], s[LANES * MAX_S_BLOCKS * BLOCK];
+  size_t used = count < LANES ? count : LANES;
+  int ok = 1;
+  for (size_t start = 0; start < count && ok; start += LANES) {
+    size_t lanes = count - start < LANES ? count - start : LANES;
+    for (size_t j = 0; j < lanes && ok; j++) {
+      size_t value = start + j;
+      const uint8_t *tweak = tweaks;
+      size_t t = tweak_length;
+      if (per_value_tweaks) {
+        size_t from = value == 0 ? 0 : ends[value - 1];
+        tweak = tweaks + from;
+        t = ends[value] - from;
+      }
+      ok = round_independent_base(context, 256, n, u, b, tweak, t, base + j * BLOCK);
+      const uint16_t *x = input + value * n;
+      /* Decryption runs rounds 9..0 from A = X[u..n), B = X[0..u): the same step serves both. */
+      uint8_t *first = halves[j][decrypt ? 1 : 0], *second = halves[j][decrypt ? 0 : 1];
+      for (uint32_t p = 0; p < u; p++) first[p] = (uint8_t)x[p];
+      for (uint32_t p = 0; p < v; p++) second[p] = (uint8_t)x[u + p];
+    }
+    int left_index = 0;
+    uint32_t left_length = decrypt ? v : u, right_length = decrypt ? u : v;
+    for (int round = 0; round < ROUNDS && ok; round++) {
+      int i = decrypt ? ROUNDS - 1 - round : round;
+      uint32_t m = left_length;
+      /* NUM(B), right-aligned in b bytes, and the block that holds [i]. */
+      for (size_t j = 0; j < lanes; j++) {
+        const uint8_t *right = halves[j][left_index ^ 1];
+        memset(numb[j], 0, b - right_length);
+        memcpy(numb[j] + (b - right_length), right, right_length);
+        uint8_t *block = blocks + j * BLOCK;
+        memcpy(block, base + j * BLOCK, BLOCK);
+        block[at] ^= (uint8_t)i;
+        for (uint32_t p = 0; p < head; p++) block[at + 1 + p] ^= numb[j][p];
+      }
+      ok = aes_blocks(context->aes, blocks, chain, lanes * BLOCK);
+      for (uint32_t k = 0; k < tail_blocks && ok; k++) {
+        for (size_t j = 0; j < lanes; j++) {
+          for (uint32_t x = 0; x < BLOCK; x++) blocks[j * BLOCK + x] = chain[j * BLOCK + x] ^ numb[j][head + k * BLOCK + x];
+        }
+        ok = aes_blocks(context->aes, blocks, chain, lanes * BLOCK);
+      }
+      /* S: R, then CIPH(R xor [e]_16) for e = 1 .. s_blocks - 1. */
+      for (size_t j = 0; j < lanes; j++) memcpy(s + j * s_blocks * BLOCK, chain + j * BLOCK, BLOCK);
+      if (s_blocks > 1 && ok) {
+        size_t extra = s_blocks - 1;
+        for (size_t j = 0; j < lanes; j++) {
+          for (size_t e = 1; e <= extra; e++) {
+            uint8_t *block = blocks + (j * extra + e - 1) * BLOCK;
+            memcpy(block, chain + j * BLOCK, BLOCK);
+            block[BLOCK - 1] ^= (uint8_t)e;
+          }
+        }
+        ok = aes_blocks(context->aes, blocks, blocks, lanes * extra * BLOCK);
+        for (size_t j = 0; j < lanes && ok; j++) memcpy(s + (j * s_blocks + 1) * BLOCK, blocks + j * extra * BLOCK, extra * BLOCK);
+      }
+      /* C = A +/- y mod 256^m, y the last m bytes of S[0..d); it replaces A, which becomes the right half. */
+      for (size_t j = 0; j < lanes && ok; j++) {
+        uint8_t *a = halves[j][left_index];
+        const uint8_t *y = s + j * s_blocks * BLOCK + d - m;
+        int carry = 0;
+        for (uint32_t p = m; p-- > 0;) {
+          int sum = decrypt ? (int)a[p] - (int)y[p] - carry : (int)a[p] + (int)y[p] + carry;
+          carry = decrypt ? (sum < 0) : (sum > 255);
+          a[p] = (uint8_t)sum;
+        }
+      }
+      left_index ^= 1;
+      left_length = right_length;
+      right_length = m;
+    }
+    for (size_t j = 0; j < lanes && ok; j++) {
+      uint16_t *out = output + (start + j) * n;
+      const uint8_t *first = halves[j][decrypt ? left_index ^ 1 : left_index];
+      const uint8_t *second = halves[j][decrypt ? left_index : left_index ^ 1];
+      for (uint32_t p = 0; p < u; p++) out[p] = first[p];
+      for (uint32_t p = 0; p < v; p++) out[u + p] = second[p];
+    }
+  }
+  /* No halves or PRF blocks left on the stack. */
+  OPENSSL_cleanse(halves, used * sizeof(halves[0]));
+  OPENSSL_cleanse(numb, used * sizeof(numb[0]));
+  OPENSSL_cleanse(base, used * BLOCK);
+  OPENSSL_cleanse(blocks, sizeof(blocks));
+  OPENSSL_cleanse(chain, used * BLOCK);
+  OPENSSL_cleanse(s, sizeof(s));
+  return ok;
+}
+
 static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   size_t argc = 8;
   napi_value argv[8];
@@ -243,14 +360,16 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
 
   /* Sizes of SP 800-38G: u, v, radix^u, radix^v, b (bytes of radix^v - 1), d = 4 ceil(b/4) + 4. */
   uint32_t u = n / 2, v = n - u;
+  /* Radix 256 with halves past 64-bit integers: the byte path (n <= 128 keeps v <= MAX_HALF_BYTES). */
+  int bytes_path = radix == 256 && v > 6;
   uint64_t modulus_u = 1, modulus_v = 1;
-  for (uint32_t p = 0; p < v; p++) {
+  for (uint32_t p = 0; p < v && !bytes_path; p++) {
     /* Checked before multiplying: the product could wrap 64 bits and pass a check made after. */
     if (modulus_v > (MAX_MODULUS - 1) / radix) return throw_range(env, "crypt: radix^(n - n/2) must be below 2^53 here");
     modulus_v *= radix;
     if (p < u) modulus_u = modulus_v;
   }
-  if (modulus_v < MIN_DOMAIN && modulus_u * modulus_v < MIN_DOMAIN) return throw_range(env, "crypt: FF1 needs radix^n >= 10^6");
+  if (!bytes_path && modulus_v < MIN_DOMAIN && modulus_u * modulus_v < MIN_DOMAIN) return throw_range(env, "crypt: FF1 needs radix^n >= 10^6");
   uint32_t b = 0;
   for (uint64_t top = modulus_v - 1; top > 0; top >>= 8) b++;
   uint32_t d = 4 * ((b + 3) / 4) + 4;
@@ -276,6 +395,12 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
     }
   }
   const uint8_t *tweaks = (const uint8_t *)tweak_data;
+  if (bytes_path) {
+    if (!crypt_bytes(context, n, input, output, count, tweaks, tweak_length, ends, per_value_tweaks, decrypt)) {
+      napi_throw_error(env, NULL, "crypt: OpenSSL AES failed");
+    }
+    return NULL;
+  }
 
   uint64_t left[LANES], right[LANES];
   uint8_t base[LANES * BLOCK], blocks[LANES * BLOCK], encrypted[LANES * BLOCK];

@@ -1,5 +1,5 @@
 import type { Tweak, Tweaks } from './fpeCipher.js';
-import { NATIVE_FF1_MAX_MODULUS, type NativeFf1, type NativeFf1Context } from './nativeFf1.js';
+import { NATIVE_FF1_MAX_BYTES, NATIVE_FF1_MAX_MODULUS, type NativeFf1, type NativeFf1Context } from './nativeFf1.js';
 import { numeralViews } from './numerals.js';
 
 /*
@@ -27,7 +27,7 @@ const endsOf = prefixViews(scratchEnds);
 
 /**
  * FF1 rounds of one key and radix in the native addon: a whole group (one length) per call, for
- * lengths whose halves fit the addon's 64-bit integers (inRange). The caller has checked the
+ * lengths whose halves fit the addon's 64-bit integers, or bytes up to its length limit (inRange). The caller has checked the
  * numerals and lengths; the addon checks them again and throws rather than misbehave.
  */
 export class NativeFf1Rounds {
@@ -39,9 +39,13 @@ export class NativeFf1Rounds {
     this.context = addon.createContext(key);
   }
 
-  /** radix^(n - n/2) < 2^53: the addon's range. */
+  /** radix^(n - n/2) < 2^53, or radix 256 (bytes) up to NATIVE_FF1_MAX_BYTES: the addon's range. */
   inRange(n: number): boolean {
     let known = this.rangeByLength[n];
+    if (known === undefined && this.radix === 256) {
+      known = n <= NATIVE_FF1_MAX_BYTES;
+      if (n < 1024) this.rangeByLength[n] = known;
+    }
     if (known === undefined) {
       let modulus = 1;
       for (let p = 0; p < n - (n >> 1) && modulus < NATIVE_FF1_MAX_MODULUS; p++) modulus *= this.radix;

@@ -21,7 +21,8 @@ export interface NativeFf1 {
   /**
    * FF1 over count = input.length / n values of n numerals, results into `output`. Every value's
    * tweak is all of `tweakBytes` when `tweakEnds` is undefined, else value j's is
-   * tweakBytes[tweakEnds[j-1] .. tweakEnds[j]). Needs radix^(n - n/2) < 2^53 (NATIVE_FF1_MAX_MODULUS).
+   * tweakBytes[tweakEnds[j-1] .. tweakEnds[j]). Needs radix^(n - n/2) < 2^53 (NATIVE_FF1_MAX_MODULUS),
+   * or radix 256 and n <= NATIVE_FF1_MAX_BYTES (bytes: halves of any length, no integers).
    */
   crypt(
     context: NativeFf1Context, radix: number, n: number, input: Uint16Array, output: Uint16Array,
@@ -29,8 +30,10 @@ export interface NativeFf1 {
   ): void;
 }
 
-/** radix^v must stay below this for the addon (its halves are 64-bit integers). */
+/** radix^v must stay below this for the addon (its halves are 64-bit integers)... */
 export const NATIVE_FF1_MAX_MODULUS = 2 ** 53;
+/** ...except in radix 256, where it takes byte strings up to this length (the token bodies). */
+export const NATIVE_FF1_MAX_BYTES = 128;
 
 /** Why the addon is or is not in use, for tests and diagnostics. */
 export type NativeFf1Status = 'loaded' | 'disabled' | 'not built' | 'failed its known-answer check';

@@ -128,6 +128,40 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
     }
   });
 
+  it('runs radix 256 (token bodies) of every length up to 128 bytes natively, and longer in TypeScript, with the same outputs', () => {
+    const addon = loadedNativeFf1();
+    fc.assert(fc.property(
+      keyArbitrary,
+      fc.integer({ min: 3, max: 140 }),
+      fc.integer({ min: 1, max: 40 }),
+      fc.uint8Array({ maxLength: 40 }),
+      fc.boolean(),
+      fc.integer(),
+      (key, n, count, tweakBytes, perValue, seed) => {
+        const values = Array.from({ length: count }, (_, j) =>
+          Uint16Array.from({ length: n }, (_, p) => Math.abs(Math.imul(seed ^ (j * 131 + p), 2_654_435_761)) % 256));
+        const tweak = perValue ? values.map((_, j) => tweakBytes.subarray(j % (tweakBytes.length + 1))) : tweakBytes;
+        const counted = countingAddon(addon);
+        const native = new FF1(key, 256, counted.addon);
+        const typescript = new FF1(key, 256, null);
+        const encrypted = native.encrypt(values, tweak);
+        expect(counted.calls() > 0).toBe(n <= 128);
+        expect(encrypted.map((x) => Array.from(x))).toEqual(typescript.encrypt(values, tweak).map((x) => Array.from(x)));
+        const decrypted = native.decrypt(encrypted, tweak);
+        expect(decrypted.map((x) => Array.from(x))).toEqual(values.map((x) => Array.from(x)));
+      },
+    ), { numRuns: 200 });
+    // Every length at least once: each b % 16 puts [i] at another place of its block.
+    const key = new Uint8Array(32).map((_, i) => i * 7 + 1);
+    for (let n = 3; n <= 129; n++) {
+      const values = [Uint16Array.from({ length: n }, (_, p) => (p * 97 + n) % 256), Uint16Array.from({ length: n }, (_, p) => (p * 13) % 256)];
+      const tweak = new Uint8Array(n % 23).fill(n);
+      const native = new FF1(key, 256, addon);
+      const typescript = new FF1(key, 256, null);
+      expect(native.encrypt(values, tweak).map((x) => Array.from(x))).toEqual(typescript.encrypt(values, tweak).map((x) => Array.from(x)));
+    }
+  });
+
   it('never serves a remembered chain for another tweak: same length, changed in place, longer than remembered', () => {
     const addon = loadedNativeFf1();
     const key = new Uint8Array(32).fill(9);
