@@ -23,8 +23,8 @@ const P_CACHE_LIMIT = 1024;
  * Feistel round of a group is one AES-ECB call over the blocks of all its values. CBC-MAC
  * chaining runs per block index across the batch, so the PRF is exactly the standard's.
  *
- * Where the native addon is loaded (nativeFf1.ts), groups whose halves fit 64-bit integers run
- * all their rounds there instead, with identical outputs.
+ * Where the native addon is loaded (nativeFf1.ts), groups whose halves fit 64-bit integers, and
+ * radix-256 groups up to its byte limit, run all their rounds there instead, with identical outputs.
  *
  * Domains must satisfy radix^length >= 10^6 (SP 800-38G Rev.1); smaller ones are a RangeError.
  */

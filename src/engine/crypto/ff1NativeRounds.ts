@@ -27,8 +27,9 @@ const endsOf = prefixViews(scratchEnds);
 
 /**
  * FF1 rounds of one key and radix in the native addon: a whole group (one length) per call, for
- * lengths whose halves fit the addon's 64-bit integers, or bytes up to its length limit (inRange). The caller has checked the
- * numerals and lengths; the addon checks them again and throws rather than misbehave.
+ * lengths whose halves fit the addon's 64-bit integers, or bytes up to its length limit
+ * (inRange). The caller has checked the numerals and lengths; the addon checks them again and
+ * throws rather than misbehave.
  */
 export class NativeFf1Rounds {
   private readonly context: NativeFf1Context;
