@@ -11,7 +11,8 @@
  *         tweakEnds: Uint32Array | undefined, decrypt: boolean) -> undefined
  *     input holds count = input.length / n values of n numerals each; output gets the results.
  *     Halves must fit 64-bit integers (radix^(n - n/2) < 2^53), except in radix 256, where a
- *     numeral is a byte and the halves are byte strings of any length up to n = 128.
+ *     numeral is a byte and the halves are byte strings of any length up to n = maxBytes (128).
+ *   maxBytes: number, the longest radix-256 string crypt takes as bytes
  *     tweakEnds undefined: every value's tweak is all of tweakBytes; else value j's tweak is
  *     tweakBytes[tweakEnds[j-1] .. tweakEnds[j]) (tweakEnds[-1] = 0).
  * Every argument is checked; a bad one throws a TypeError or RangeError whose message names no
@@ -463,9 +464,13 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
 }
 
 static napi_value init(napi_env env, napi_value exports) {
+  /* What this build can do: JavaScript routes radix-256 byte strings here only when it says so. */
+  napi_value max_bytes;
+  if (napi_create_uint32(env, 128, &max_bytes) != napi_ok) return NULL;
   napi_property_descriptor properties[] = {
       {"createContext", NULL, create_context, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crypt", NULL, ff1_crypt, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"maxBytes", NULL, NULL, NULL, NULL, max_bytes, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) != napi_ok) return NULL;
   return exports;

@@ -1,5 +1,5 @@
 import type { Tweak, Tweaks } from './fpeCipher.js';
-import { NATIVE_FF1_MAX_BYTES, NATIVE_FF1_MAX_MODULUS, type NativeFf1, type NativeFf1Context } from './nativeFf1.js';
+import { NATIVE_FF1_MAX_MODULUS, type NativeFf1, type NativeFf1Context } from './nativeFf1.js';
 import { numeralViews } from './numerals.js';
 
 /*
@@ -40,11 +40,11 @@ export class NativeFf1Rounds {
     this.context = addon.createContext(key);
   }
 
-  /** radix^(n - n/2) < 2^53, or radix 256 (bytes) up to NATIVE_FF1_MAX_BYTES: the addon's range. */
+  /** radix^(n - n/2) < 2^53, or radix 256 (bytes) up to the addon's maxBytes: the addon's range. */
   inRange(n: number): boolean {
     let known = this.rangeByLength[n];
-    if (known === undefined && this.radix === 256) {
-      known = n <= NATIVE_FF1_MAX_BYTES;
+    if (known === undefined && this.radix === 256 && n <= (this.addon.maxBytes ?? 0)) {
+      known = true;
       if (n < 1024) this.rangeByLength[n] = known;
     }
     if (known === undefined) {
@@ -75,8 +75,11 @@ export class NativeFf1Rounds {
       const x = values[j] as Uint16Array;
       for (let p = 0; p < n; p++) input[at++] = x[p] as number;
     }
-    this.addon.crypt(this.context, this.radix, n, input, buffer, bytes, ends, decrypt);
-    for (let p = 0; p < total; p++) input[p] = 0;
+    try {
+      this.addon.crypt(this.context, this.radix, n, input, buffer, bytes, ends, decrypt);
+    } finally {
+      for (let p = 0; p < total; p++) input[p] = 0;
+    }
     return views;
   }
 

@@ -5,7 +5,9 @@
  * `subarray()` or N-API access moves it out: a malloc, a copy, a registration, and a sweep after
  * the next collection, which for one value's numerals costs more than the AES rounds over them.
  * Arrays made here are views of a slab allocated once per SLAB_BYTES, as Node's Buffer pool does:
- * those steps never happen. A slab is collected once no view of it is left.
+ * those steps never happen. A slab is collected once no view of it is left: one view kept alive
+ * keeps the slab's other values in memory too (numerals, plaintext ones on unprotect), as long as
+ * separate arrays would each have lived until collected.
  */
 const SLAB_BYTES = 16 * 1024;
 /** Larger arrays go on the C heap by themselves; the slab is for the small ones. */
@@ -30,11 +32,7 @@ function carve(bytes: number): number {
 export function offHeapUint16Array(length: number): Uint16Array {
   const bytes = length * 2;
   if (bytes > MAX_CARVED_BYTES) return new Uint16Array(length);
-  return new Uint16Array(slab, carve(bytes), length);
-}
-
-/** A zeroed Uint8Array of `length` bytes, never on V8's heap. */
-export function offHeapUint8Array(length: number): Uint8Array {
-  if (length > MAX_CARVED_BYTES) return new Uint8Array(length);
-  return new Uint8Array(slab, carve(length), length);
+  // carve() first: it may replace the slab, and the view must be of the one it carved from.
+  const at = carve(bytes);
+  return new Uint16Array(slab, at, length);
 }

@@ -124,7 +124,9 @@ function format(value: string, body: Uint16Array, check: number): string {
     codes[i] = code === SPACE || code === HYPHEN ? code : CODE_0 + (body[k++] ?? 0);
   }
   codes[length - 1] = CODE_0 + check;
-  return String.fromCharCode.apply(null, codes);
+  const text = String.fromCharCode.apply(null, codes);
+  codes.fill(0); // the reused codes must not keep the last (plaintext, on unprotect) card number
+  return text;
 }
 
 export const ccnKind: KindHandler = {

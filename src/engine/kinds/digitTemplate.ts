@@ -192,7 +192,9 @@ function withDigitCodes(value: string, digits: ArrayLike<number>): string {
     const code = value.charCodeAt(i);
     codes[i] = isDigitCode(code) ? CODE_0 + (digits[k++] ?? 0) : code;
   }
-  return String.fromCharCode.apply(null, codes);
+  const text = String.fromCharCode.apply(null, codes);
+  codes.fill(0); // the reused codes must not keep the last (plaintext, on unprotect) value
+  return text;
 }
 
 /**

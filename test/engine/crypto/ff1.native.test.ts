@@ -35,6 +35,7 @@ function countingAddon(addon: NativeFf1): { addon: NativeFf1; calls: () => numbe
   let calls = 0;
   return {
     addon: {
+      ...(addon.maxBytes === undefined ? {} : { maxBytes: addon.maxBytes }),
       createContext: (key) => addon.createContext(key),
       crypt: (...args) => {
         calls++;
@@ -160,6 +161,22 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
       const typescript = new FF1(key, 256, null);
       expect(native.encrypt(values, tweak).map((x) => Array.from(x))).toEqual(typescript.encrypt(values, tweak).map((x) => Array.from(x)));
     }
+  });
+
+  it('leaves long radix-256 strings to TypeScript when the build does not say it takes bytes (an addon built before)', () => {
+    const addon = loadedNativeFf1();
+    expect(addon.maxBytes).toBe(128);
+    const counted = countingAddon(addon);
+    const olderBuild: NativeFf1 = { createContext: counted.addon.createContext, crypt: counted.addon.crypt };
+    const key = new Uint8Array(32).fill(5);
+    const values = [Uint16Array.from({ length: 40 }, (_, p) => p), Uint16Array.from({ length: 12 }, (_, p) => p)];
+    const tweak = new Uint8Array([7, 7]);
+    const native = new FF1(key, 256, olderBuild);
+    const typescript = new FF1(key, 256, null);
+    expect(Array.from(native.encrypt([values[0] as Uint16Array], tweak)[0] as Uint16Array)).toEqual(Array.from(typescript.encrypt([values[0] as Uint16Array], tweak)[0] as Uint16Array));
+    expect(counted.calls()).toBe(0);
+    native.encrypt([values[1] as Uint16Array], tweak); // 12 bytes: halves fit integers, native as before
+    expect(counted.calls()).toBe(1);
   });
 
   it('never serves a remembered chain for another tweak: same length, changed in place, longer than remembered', () => {
