@@ -1,6 +1,6 @@
 /*
- * FF1 (NIST SP 800-38G) Feistel rounds in C for numeral strings whose halves fit 64-bit integers,
- * over OpenSSL's AES through EVP (AES-NI where the CPU has it, constant time): the ten rounds of a
+ * FF1 (NIST SP 800-38G) Feistel rounds in C for numeral strings whose halves fit 64-bit integers
+ * (here) and for radix-256 byte strings (ff1_bytes.c), over OpenSSL's AES through EVP (AES-NI where the CPU has it, constant time): the ten rounds of a
  * value cost ten block encryptions instead of ten JS-to-C++ crossings. The TypeScript FF1
  * (src/engine/crypto/ff1.ts) is the reference; outputs are identical.
  *
@@ -11,10 +11,10 @@
  *         tweakEnds: Uint32Array | undefined, decrypt: boolean) -> undefined
  *     input holds count = input.length / n values of n numerals each; output gets the results.
  *     Halves must fit 64-bit integers (radix^(n - n/2) < 2^53), except in radix 256, where a
- *     numeral is a byte and the halves are byte strings of any length up to n = maxBytes (128).
- *   maxBytes: number, the longest radix-256 string crypt takes as bytes
+ *     numeral is a byte and the halves are byte strings of any length up to n = maxBytes.
  *     tweakEnds undefined: every value's tweak is all of tweakBytes; else value j's tweak is
  *     tweakBytes[tweakEnds[j-1] .. tweakEnds[j]) (tweakEnds[-1] = 0).
+ *   maxBytes: number, the longest radix-256 string crypt takes as bytes (MAX_BYTES_N)
  * Every argument is checked; a bad one throws a TypeError or RangeError whose message names no
  * value, tweak or key byte.
  */
@@ -22,36 +22,22 @@
 #define NAPI_VERSION 8
 #endif
 #include <node_api.h>
-#include <assert.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK 16
-#define ROUNDS 10
+#include "ff1_rounds.h"
+
 #define MAX_RADIX 65536
 /* radix^v below 2^53: NUM(B) fits 7 bytes, r * 256 + byte stays below 2^61 while reducing y. */
 #define MAX_MODULUS (UINT64_C(1) << 53)
 #define MIN_DOMAIN UINT64_C(1000000)
-/* Values whose rounds share one EVP call: AES-NI pipelines independent blocks. */
-#define LANES 32
-/* The remembered round-independent chain covers tweaks up to this length. */
-#define REMEMBERED_TWEAK_BYTES 64
+
 
 static const napi_type_tag CONTEXT_TAG = {0x70677665696c6666ULL, 0x31616573636f6e74ULL};
 
-typedef struct {
-  EVP_CIPHER_CTX *aes;
-  /* The last (radix, n, tweak)'s chain of P and Q's constant blocks: a proxy repeats them. */
-  int remembered;
-  uint32_t remembered_radix;
-  uint32_t remembered_n;
-  size_t remembered_tweak_length;
-  uint8_t remembered_tweak[REMEMBERED_TWEAK_BYTES];
-  uint8_t remembered_base[BLOCK];
-} Ff1Context;
 
 static void finalize_context(napi_env env, void *data, void *hint) {
   (void)env;
@@ -131,65 +117,6 @@ static napi_value create_context(napi_env env, napi_callback_info info) {
   return handle;
 }
 
-static int aes_blocks(EVP_CIPHER_CTX *aes, const uint8_t *in, uint8_t *out, size_t bytes) {
-  int written = 0;
-  if (EVP_EncryptUpdate(aes, out, &written, in, (int)bytes) != 1) return 0;
-  return (size_t)written == bytes;
-}
-
-/* The byte of Q at `index`: the tweak, then zero padding (only indexes before [i] are asked for). */
-static uint8_t tweak_byte(const uint8_t *tweak, size_t t, size_t index) {
-  return index < t ? tweak[index] : 0;
-}
-
-/*
- * The CBC-MAC state no round changes: CIPH(P), chained through the blocks of Q that hold only
- * tweak and padding, xored with the tweak tail and padding of the block that holds [i].
- */
-static int round_independent_base(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
-                                  const uint8_t *tweak, size_t t, uint8_t base[BLOCK]) {
-  if (context->remembered && context->remembered_radix == radix && context->remembered_n == n
-      && context->remembered_tweak_length == t && (t == 0 || memcmp(context->remembered_tweak, tweak, t) == 0)) {
-    memcpy(base, context->remembered_base, BLOCK);
-    return 1;
-  }
-  uint8_t block[BLOCK] = {1, 2, 1,
-                          (uint8_t)(radix >> 16), (uint8_t)(radix >> 8), (uint8_t)radix,
-                          10, (uint8_t)(u & 255),
-                          (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n,
-                          (uint8_t)(t >> 24), (uint8_t)(t >> 16), (uint8_t)(t >> 8), (uint8_t)t};
-  uint8_t chain[BLOCK];
-  int ok = aes_blocks(context->aes, block, chain, BLOCK);
-  /* Q = T || 0^pad || [i]_1 || [NUM(B)]_b is whole blocks, so [i] sits at 15 - b of its block. */
-  size_t pad = (size_t)((BLOCK - (t + b + 1) % BLOCK) % BLOCK);
-  size_t round_at = t + pad;
-  size_t constant_blocks = round_at / BLOCK;
-  for (size_t q = 0; q < constant_blocks && ok; q++) {
-    for (size_t x = 0; x < BLOCK; x++) block[x] = chain[x] ^ tweak_byte(tweak, t, q * BLOCK + x);
-    ok = aes_blocks(context->aes, block, chain, BLOCK);
-  }
-  if (!ok) {
-    OPENSSL_cleanse(chain, sizeof(chain));
-    OPENSSL_cleanse(block, sizeof(block));
-    return 0;
-  }
-  size_t offset = round_at % BLOCK;
-  for (size_t x = 0; x < BLOCK; x++) {
-    base[x] = x < offset ? (uint8_t)(chain[x] ^ tweak_byte(tweak, t, constant_blocks * BLOCK + x)) : chain[x];
-  }
-  OPENSSL_cleanse(chain, sizeof(chain));
-  OPENSSL_cleanse(block, sizeof(block));
-  if (t <= REMEMBERED_TWEAK_BYTES) {
-    context->remembered = 1;
-    context->remembered_radix = radix;
-    context->remembered_n = n;
-    context->remembered_tweak_length = t;
-    if (t > 0) memcpy(context->remembered_tweak, tweak, t);
-    memcpy(context->remembered_base, base, BLOCK);
-  }
-  return 1;
-}
-
 /* NUM(s[0..d)) mod modulus, d in {8, 12}, modulus <= 2^53. */
 static uint64_t reduce(const uint8_t *s, uint32_t d, uint64_t modulus) {
   uint64_t head = 0;
@@ -210,120 +137,6 @@ static void value_numerals(uint64_t value, uint32_t radix, uint16_t *out, uint32
   for (; p > 0 && value > UINT32_MAX; value /= radix) out[--p] = (uint16_t)(value % radix);
   /* 32-bit division for the rest: cheaper than 64-bit on most CPUs. */
   for (uint32_t small = (uint32_t)value; p > 0; small /= radix) out[--p] = (uint16_t)(small % radix);
-}
-
-/* Radix 256: halves of at most 64 bytes (n <= 128). */
-#define MAX_HALF_BYTES 64
-/* S = R || CIPH(R xor [1]) || ...: d <= 4 * 16 + 4 bytes, five blocks. */
-#define MAX_S_BLOCKS 5
-
-/*
- * FF1 in radix 256 for halves too long for 64-bit integers: NUM_256 of a byte string is the bytes
- * themselves, b = v, y mod 256^m is the last m bytes of S[0..d), and the modular addition is a
- * byte-wise one whose carry falls off the top. Q = T || 0^pad || [i] || NUM(B) ends on a block
- * boundary: [i] sits at 15 - b % 16 of its block, followed by b % 16 bytes of NUM(B), then
- * b / 16 whole blocks of it, chained through AES (CBC-MAC). Lanes as in the integer path.
- */
-static int crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count,
-                       const uint8_t *tweaks, size_t tweak_length, const uint32_t *ends, int per_value_tweaks, bool decrypt) {
-  uint32_t u = n / 2, v = n - u, b = v;
-  uint32_t d = 4 * ((b + 3) / 4) + 4;
-  uint32_t at = BLOCK - 1 - b % BLOCK; /* [i] in its block */
-  uint32_t head = b % BLOCK;           /* bytes of NUM(B) after [i] in that block */
-  uint32_t tail_blocks = b / BLOCK;
-  uint32_t s_blocks = (d + BLOCK - 1) / BLOCK;
-  /* halves[j][0] and [1]: left and right alternate between them; lengths as left_length, right_length. */
-  static_assert(MAX_S_BLOCKS * BLOCK >= 4 * ((MAX_HALF_BYTES + 3) / 4) + 4, "S fits its buffer");
-  uint8_t halves[LANES][2][MAX_HALF_BYTES];
-  uint8_t numb[LANES][MAX_HALF_BYTES];
-  uint8_t base[LANES * BLOCK], blocks[LANES * MAX_S_BLOCKS * BLOCK], chain[LANES * BLOCK], s[LANES * MAX_S_BLOCKS * BLOCK];
-  size_t used = count < LANES ? count : LANES;
-  int ok = 1;
-  for (size_t start = 0; start < count && ok; start += LANES) {
-    size_t lanes = count - start < LANES ? count - start : LANES;
-    for (size_t j = 0; j < lanes && ok; j++) {
-      size_t value = start + j;
-      const uint8_t *tweak = tweaks;
-      size_t t = tweak_length;
-      if (per_value_tweaks) {
-        size_t from = value == 0 ? 0 : ends[value - 1];
-        tweak = tweaks + from;
-        t = ends[value] - from;
-      }
-      ok = round_independent_base(context, 256, n, u, b, tweak, t, base + j * BLOCK);
-      const uint16_t *x = input + value * n;
-      /* Decryption runs rounds 9..0 from A = X[u..n), B = X[0..u): the same step serves both. */
-      uint8_t *first = halves[j][decrypt ? 1 : 0], *second = halves[j][decrypt ? 0 : 1];
-      for (uint32_t p = 0; p < u; p++) first[p] = (uint8_t)x[p];
-      for (uint32_t p = 0; p < v; p++) second[p] = (uint8_t)x[u + p];
-    }
-    int left_index = 0;
-    uint32_t left_length = decrypt ? v : u, right_length = decrypt ? u : v;
-    for (int round = 0; round < ROUNDS && ok; round++) {
-      int i = decrypt ? ROUNDS - 1 - round : round;
-      uint32_t m = left_length;
-      /* NUM(B), right-aligned in b bytes, and the block that holds [i]. */
-      for (size_t j = 0; j < lanes; j++) {
-        const uint8_t *right = halves[j][left_index ^ 1];
-        memset(numb[j], 0, b - right_length);
-        memcpy(numb[j] + (b - right_length), right, right_length);
-        uint8_t *block = blocks + j * BLOCK;
-        memcpy(block, base + j * BLOCK, BLOCK);
-        block[at] ^= (uint8_t)i;
-        for (uint32_t p = 0; p < head; p++) block[at + 1 + p] ^= numb[j][p];
-      }
-      ok = aes_blocks(context->aes, blocks, chain, lanes * BLOCK);
-      for (uint32_t k = 0; k < tail_blocks && ok; k++) {
-        for (size_t j = 0; j < lanes; j++) {
-          for (uint32_t x = 0; x < BLOCK; x++) blocks[j * BLOCK + x] = chain[j * BLOCK + x] ^ numb[j][head + k * BLOCK + x];
-        }
-        ok = aes_blocks(context->aes, blocks, chain, lanes * BLOCK);
-      }
-      /* S: R, then CIPH(R xor [e]_16) for e = 1 .. s_blocks - 1. */
-      for (size_t j = 0; j < lanes; j++) memcpy(s + j * s_blocks * BLOCK, chain + j * BLOCK, BLOCK);
-      if (s_blocks > 1 && ok) {
-        size_t extra = s_blocks - 1;
-        for (size_t j = 0; j < lanes; j++) {
-          for (size_t e = 1; e <= extra; e++) {
-            uint8_t *block = blocks + (j * extra + e - 1) * BLOCK;
-            memcpy(block, chain + j * BLOCK, BLOCK);
-            block[BLOCK - 1] ^= (uint8_t)e;
-          }
-        }
-        ok = aes_blocks(context->aes, blocks, blocks, lanes * extra * BLOCK);
-        for (size_t j = 0; j < lanes && ok; j++) memcpy(s + (j * s_blocks + 1) * BLOCK, blocks + j * extra * BLOCK, extra * BLOCK);
-      }
-      /* C = A +/- y mod 256^m, y the last m bytes of S[0..d); it replaces A, which becomes the right half. */
-      for (size_t j = 0; j < lanes && ok; j++) {
-        uint8_t *a = halves[j][left_index];
-        const uint8_t *y = s + j * s_blocks * BLOCK + d - m;
-        int carry = 0;
-        for (uint32_t p = m; p-- > 0;) {
-          int sum = decrypt ? (int)a[p] - (int)y[p] - carry : (int)a[p] + (int)y[p] + carry;
-          carry = decrypt ? (sum < 0) : (sum > 255);
-          a[p] = (uint8_t)sum;
-        }
-      }
-      left_index ^= 1;
-      left_length = right_length;
-      right_length = m;
-    }
-    for (size_t j = 0; j < lanes && ok; j++) {
-      uint16_t *out = output + (start + j) * n;
-      const uint8_t *first = halves[j][decrypt ? left_index ^ 1 : left_index];
-      const uint8_t *second = halves[j][decrypt ? left_index : left_index ^ 1];
-      for (uint32_t p = 0; p < u; p++) out[p] = first[p];
-      for (uint32_t p = 0; p < v; p++) out[u + p] = second[p];
-    }
-  }
-  /* No halves or PRF blocks left on the stack. */
-  OPENSSL_cleanse(halves, used * sizeof(halves[0]));
-  OPENSSL_cleanse(numb, used * sizeof(numb[0]));
-  OPENSSL_cleanse(base, used * BLOCK);
-  OPENSSL_cleanse(blocks, sizeof(blocks));
-  OPENSSL_cleanse(chain, used * BLOCK);
-  OPENSSL_cleanse(s, sizeof(s));
-  return ok;
 }
 
 static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
@@ -395,9 +208,9 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
       if (input[p] >= radix) return throw_range(env, "crypt: a numeral is out of range for the radix");
     }
   }
-  const uint8_t *tweaks = (const uint8_t *)tweak_data;
+  const Ff1Tweaks tweaks = {(const uint8_t *)tweak_data, tweak_length, per_value_tweaks ? ends : NULL};
   if (bytes_path) {
-    if (!crypt_bytes(context, n, input, output, count, tweaks, tweak_length, ends, per_value_tweaks, decrypt)) {
+    if (!ff1_crypt_bytes(context, n, input, output, count, &tweaks, decrypt)) {
       napi_throw_error(env, NULL, "crypt: OpenSSL AES failed");
     }
     return NULL;
@@ -411,14 +224,9 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
     size_t lanes = count - start < LANES ? count - start : LANES;
     for (size_t j = 0; j < lanes && ok; j++) {
       size_t value = start + j;
-      const uint8_t *tweak = tweaks;
-      size_t t = tweak_length;
-      if (per_value_tweaks) {
-        size_t from = value == 0 ? 0 : ends[value - 1];
-        tweak = tweaks + from;
-        t = ends[value] - from;
-      }
-      ok = round_independent_base(context, radix, n, u, b, tweak, t, base + j * BLOCK);
+      size_t t;
+      const uint8_t *tweak = ff1_value_tweak(&tweaks, value, &t);
+      ok = ff1_round_independent_base(context, radix, n, u, b, tweak, t, base + j * BLOCK);
       const uint16_t *x = input + value * n;
       uint64_t first = numerals_value(x, u, radix), second = numerals_value(x + u, v, radix);
       /* Decryption runs rounds 9..0 from A = X[u..n), B = X[0..u): the same step serves both. */
@@ -435,7 +243,7 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
         uint64_t numb = right[j];
         for (uint32_t p = 0; p < b; p++, numb >>= 8) block[BLOCK - 1 - p] ^= (uint8_t)numb;
       }
-      ok = aes_blocks(context->aes, blocks, encrypted, lanes * BLOCK);
+      ok = ff1_aes_blocks(context->aes, blocks, encrypted, lanes * BLOCK);
       for (size_t j = 0; j < lanes && ok; j++) {
         uint64_t y = reduce(encrypted + j * BLOCK, d, modulus);
         uint64_t a = left[j];
@@ -466,7 +274,7 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
 static napi_value init(napi_env env, napi_value exports) {
   /* What this build can do: JavaScript routes radix-256 byte strings here only when it says so. */
   napi_value max_bytes;
-  if (napi_create_uint32(env, 128, &max_bytes) != napi_ok) return NULL;
+  if (napi_create_uint32(env, MAX_BYTES_N, &max_bytes) != napi_ok) return NULL;
   napi_property_descriptor properties[] = {
       {"createContext", NULL, create_context, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crypt", NULL, ff1_crypt, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -1,5 +1,5 @@
 import type { Tweak, Tweaks } from './fpeCipher.js';
-import { NATIVE_FF1_MAX_MODULUS, type NativeFf1, type NativeFf1Context } from './nativeFf1.js';
+import { NATIVE_FF1_MAX_MODULUS, nativeByteLimit, type NativeFf1, type NativeFf1Context } from './nativeFf1.js';
 import { numeralViews } from './numerals.js';
 
 /*
@@ -40,17 +40,13 @@ export class NativeFf1Rounds {
     this.context = addon.createContext(key);
   }
 
-  /** radix^(n - n/2) < 2^53, or radix 256 (bytes) up to the addon's maxBytes: the addon's range. */
+  /** radix^(n - n/2) < 2^53, or radix 256 (bytes) up to the addon's byte limit: the addon's range. */
   inRange(n: number): boolean {
     let known = this.rangeByLength[n];
-    if (known === undefined && this.radix === 256 && n <= (this.addon.maxBytes ?? 0)) {
-      known = true;
-      if (n < 1024) this.rangeByLength[n] = known;
-    }
     if (known === undefined) {
       let modulus = 1;
       for (let p = 0; p < n - (n >> 1) && modulus < NATIVE_FF1_MAX_MODULUS; p++) modulus *= this.radix;
-      known = modulus < NATIVE_FF1_MAX_MODULUS;
+      known = modulus < NATIVE_FF1_MAX_MODULUS || (this.radix === 256 && n <= nativeByteLimit(this.addon));
       if (n < 1024) this.rangeByLength[n] = known;
     }
     return known;

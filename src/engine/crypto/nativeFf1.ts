@@ -83,17 +83,40 @@ function passesKnownAnswer(addon: NativeFf1): boolean {
       return back.join() === plain.join() ? cipher.join() : undefined;
     };
     if (roundTrip(10, Uint16Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])) !== '1,0,0,1,6,2,3,4,6,3') return false;
-    if (addon.maxBytes === undefined) return true;
-    return typeof addon.maxBytes === 'number' && addon.maxBytes >= 40
-      && roundTrip(256, Uint16Array.from({ length: 40 }, (_, i) => i)) === Array.from(Buffer.from(BYTES_SAMPLE, 'hex')).join();
+    const maxBytes = byteLimitOf(addon);
+    return maxBytes === undefined || BYTES_SAMPLES.every((sample) => sample.length > maxBytes
+      || roundTrip(256, Uint16Array.from({ length: sample.length }, (_, i) => i)) === Array.from(Buffer.from(sample.hex, 'hex')).join());
   } catch {
     return false;
   }
 }
 
-const BYTES_SAMPLE = 'cb571aa3128f81c23f70a3cc5339c2e44d00cdbc96a43c4bbbdd66ec3011cb060e6cbb6649dbea5c';
+/**
+ * FF1 of bytes 0..length-1 in radix 256 under sample 8's key and tweak, from @noble/ciphers: 40
+ * (even, one chained Q block, two S blocks) and 127 (odd: NUM(B) right-aligned; five S blocks).
+ */
+const BYTES_SAMPLES = [
+  { length: 40, hex: 'cb571aa3128f81c23f70a3cc5339c2e44d00cdbc96a43c4bbbdd66ec3011cb060e6cbb6649dbea5c' },
+  {
+    length: 127,
+    hex: '1894196d74b2ad486763520a4461ecb7c0c20b17ea86a60d5a66ad08f7dd5b6f2f500e393b9e8c5d1801bb22884b0b29'
+      + 'dfa8a2b893018c33153ab7b80b3e66f1d731a98b2f149c848dd14f9e8de1c56b419f601eb28303717ef2ae9f49d8c6a1'
+      + '9cd29a6142b57b1f5119806c7e7ec6e5716ff1f1962d69e9f1b129f293dfc5',
+  },
+];
+
+/** The builds with the byte path say how long a string it takes (128); anything else means none. */
+function byteLimitOf(addon: NativeFf1): number | undefined {
+  const limit = addon.maxBytes;
+  return typeof limit === 'number' && Number.isInteger(limit) && limit >= 13 && limit <= 128 ? limit : undefined;
+}
 
 const selected = load();
 
 export const nativeFf1: NativeFf1 | undefined = selected.addon;
+
+/** The longest radix-256 string an addon takes as bytes, 0 for none (an older or a bogus build). */
+export function nativeByteLimit(addon: NativeFf1): number {
+  return byteLimitOf(addon) ?? 0;
+}
 export const nativeFf1Status: NativeFf1Status = selected.status;

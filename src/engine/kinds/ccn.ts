@@ -124,9 +124,7 @@ function format(value: string, body: Uint16Array, check: number): string {
     codes[i] = code === SPACE || code === HYPHEN ? code : CODE_0 + (body[k++] ?? 0);
   }
   codes[length - 1] = CODE_0 + check;
-  const text = String.fromCharCode.apply(null, codes);
-  codes.fill(0); // the reused codes must not keep the last (plaintext, on unprotect) card number
-  return text;
+  return String.fromCharCode.apply(null, codes);
 }
 
 export const ccnKind: KindHandler = {

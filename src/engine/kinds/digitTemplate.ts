@@ -192,9 +192,7 @@ function withDigitCodes(value: string, digits: ArrayLike<number>): string {
     const code = value.charCodeAt(i);
     codes[i] = isDigitCode(code) ? CODE_0 + (digits[k++] ?? 0) : code;
   }
-  const text = String.fromCharCode.apply(null, codes);
-  codes.fill(0); // the reused codes must not keep the last (plaintext, on unprotect) value
-  return text;
+  return String.fromCharCode.apply(null, codes);
 }
 
 /**

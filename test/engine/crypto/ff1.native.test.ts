@@ -163,20 +163,23 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
     }
   });
 
-  it('leaves long radix-256 strings to TypeScript when the build does not say it takes bytes (an addon built before)', () => {
+  it('leaves long radix-256 strings to TypeScript when the build does not say it takes bytes, or says nonsense', () => {
     const addon = loadedNativeFf1();
     expect(addon.maxBytes).toBe(128);
-    const counted = countingAddon(addon);
-    const olderBuild: NativeFf1 = { createContext: counted.addon.createContext, crypt: counted.addon.crypt };
     const key = new Uint8Array(32).fill(5);
     const values = [Uint16Array.from({ length: 40 }, (_, p) => p), Uint16Array.from({ length: 12 }, (_, p) => p)];
     const tweak = new Uint8Array([7, 7]);
-    const native = new FF1(key, 256, olderBuild);
     const typescript = new FF1(key, 256, null);
-    expect(Array.from(native.encrypt([values[0] as Uint16Array], tweak)[0] as Uint16Array)).toEqual(Array.from(typescript.encrypt([values[0] as Uint16Array], tweak)[0] as Uint16Array));
-    expect(counted.calls()).toBe(0);
-    native.encrypt([values[1] as Uint16Array], tweak); // 12 bytes: halves fit integers, native as before
-    expect(counted.calls()).toBe(1);
+    // No limit (a build from before the byte path), or one that makes no sense: no byte path.
+    for (const maxBytes of [undefined, 1e9, Number.NaN, '128', 12.5, -1]) {
+      const counted = countingAddon(addon);
+      const build = { createContext: counted.addon.createContext, crypt: counted.addon.crypt, maxBytes } as NativeFf1;
+      const native = new FF1(key, 256, build);
+      expect(Array.from(native.encrypt([values[0] as Uint16Array], tweak)[0] as Uint16Array)).toEqual(Array.from(typescript.encrypt([values[0] as Uint16Array], tweak)[0] as Uint16Array));
+      expect(counted.calls()).toBe(0);
+      native.encrypt([values[1] as Uint16Array], tweak); // 12 bytes: halves fit integers, native as before
+      expect(counted.calls()).toBe(1);
+    }
   });
 
   it('never serves a remembered chain for another tweak: same length, changed in place, longer than remembered', () => {

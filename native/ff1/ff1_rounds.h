@@ -1,0 +1,59 @@
+/*
+ * What the two FF1 round paths share: the context a handle holds, AES over whole blocks, the
+ * round-independent part of the PRF, and each value's tweak. ff1.c holds the N-API functions and
+ * the path for halves that fit 64-bit integers; ff1_bytes.c the radix-256 path over byte strings.
+ */
+#ifndef PGVEIL_FF1_ROUNDS_H
+#define PGVEIL_FF1_ROUNDS_H
+
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BLOCK 16
+#define ROUNDS 10
+/* Values whose rounds share one EVP call: AES-NI pipelines independent blocks. */
+#define LANES 32
+/* The remembered round-independent chain covers tweaks up to this length. */
+#define REMEMBERED_TWEAK_BYTES 64
+/* The longest radix-256 string the byte path takes (halves of at most 64 bytes); exported as maxBytes. */
+#define MAX_BYTES_N 128
+
+typedef struct {
+  EVP_CIPHER_CTX *aes;
+  /* The last (radix, n, tweak)'s chain of P and Q's constant blocks: a proxy repeats them. */
+  int remembered;
+  uint32_t remembered_radix;
+  uint32_t remembered_n;
+  size_t remembered_tweak_length;
+  uint8_t remembered_tweak[REMEMBERED_TWEAK_BYTES];
+  uint8_t remembered_base[BLOCK];
+} Ff1Context;
+
+/* The tweaks of one call: all of `bytes` for every value, or value j's slice bytes[ends[j-1], ends[j]). */
+typedef struct {
+  const uint8_t *bytes;
+  size_t length;
+  const uint32_t *ends; /* NULL: one tweak for every value */
+} Ff1Tweaks;
+
+/* ECB over `bytes` (whole blocks); in == out is allowed. 1 on success. */
+int ff1_aes_blocks(EVP_CIPHER_CTX *aes, const uint8_t *in, uint8_t *out, size_t bytes);
+
+/* Value `value`'s tweak and its length. */
+const uint8_t *ff1_value_tweak(const Ff1Tweaks *tweaks, size_t value, size_t *length);
+
+/*
+ * The CBC-MAC state no round changes: CIPH(P), chained through the blocks of Q that hold only
+ * tweak and padding, xored with the tweak tail and padding of the block that holds [i]. b is the
+ * byte length of NUM(B). 1 on success.
+ */
+int ff1_round_independent_base(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
+                               const uint8_t *tweak, size_t t, uint8_t base[BLOCK]);
+
+/* FF1 in radix 256 over count values of n <= MAX_BYTES_N bytes (as numerals). 1 on success. */
+int ff1_crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count,
+                    const Ff1Tweaks *tweaks, bool decrypt);
+
+#endif
