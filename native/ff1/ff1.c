@@ -222,12 +222,9 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   int ok = 1;
   for (size_t start = 0; start < count && ok; start += LANES) {
     size_t lanes = count - start < LANES ? count - start : LANES;
+    ok = ff1_lane_bases(context, radix, n, u, b, &tweaks, start, lanes, base);
     for (size_t j = 0; j < lanes && ok; j++) {
-      size_t value = start + j;
-      size_t t;
-      const uint8_t *tweak = ff1_value_tweak(&tweaks, value, &t);
-      ok = ff1_round_independent_base(context, radix, n, u, b, tweak, t, base + j * BLOCK);
-      const uint16_t *x = input + value * n;
+      const uint16_t *x = input + (start + j) * n;
       uint64_t first = numerals_value(x, u, radix), second = numerals_value(x + u, v, radix);
       /* Decryption runs rounds 9..0 from A = X[u..n), B = X[0..u): the same step serves both. */
       left[j] = decrypt ? second : first;

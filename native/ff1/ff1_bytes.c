@@ -34,12 +34,9 @@ int ff1_crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint
   int ok = 1;
   for (size_t start = 0; start < count && ok; start += LANES) {
     size_t lanes = count - start < LANES ? count - start : LANES;
+    ok = ff1_lane_bases(context, 256, n, u, b, tweaks, start, lanes, base);
     for (size_t j = 0; j < lanes && ok; j++) {
-      size_t value = start + j;
-      size_t t;
-      const uint8_t *tweak = ff1_value_tweak(tweaks, value, &t);
-      ok = ff1_round_independent_base(context, 256, n, u, b, tweak, t, base + j * BLOCK);
-      const uint16_t *x = input + value * n;
+      const uint16_t *x = input + (start + j) * n;
       /* Decryption runs rounds 9..0 from A = X[u..n), B = X[0..u): the same step serves both. */
       uint8_t *first = halves[j][decrypt ? 1 : 0], *second = halves[j][decrypt ? 0 : 1];
       for (uint32_t p = 0; p < u; p++) first[p] = (uint8_t)x[p];

@@ -10,7 +10,8 @@ int ff1_aes_blocks(EVP_CIPHER_CTX *aes, const uint8_t *in, uint8_t *out, size_t 
   return (size_t)written == bytes;
 }
 
-const uint8_t *ff1_value_tweak(const Ff1Tweaks *tweaks, size_t value, size_t *length) {
+/* Value `value`'s tweak and its length. */
+static const uint8_t *value_tweak(const Ff1Tweaks *tweaks, size_t value, size_t *length) {
   if (tweaks->ends == NULL) {
     *length = tweaks->length;
     return tweaks->bytes;
@@ -25,8 +26,9 @@ static uint8_t tweak_byte(const uint8_t *tweak, size_t t, size_t index) {
   return index < t ? tweak[index] : 0;
 }
 
-int ff1_round_independent_base(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
-                               const uint8_t *tweak, size_t t, uint8_t base[BLOCK]) {
+/* One value's round-independent CBC-MAC state (ff1_rounds.h), remembered for a repeated (radix, n, tweak). */
+static int round_independent_base(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
+                                  const uint8_t *tweak, size_t t, uint8_t base[BLOCK]) {
   if (context->remembered && context->remembered_radix == radix && context->remembered_n == n
       && context->remembered_tweak_length == t && (t == 0 || memcmp(context->remembered_tweak, tweak, t) == 0)) {
     memcpy(base, context->remembered_base, BLOCK);
@@ -65,6 +67,16 @@ int ff1_round_independent_base(Ff1Context *context, uint32_t radix, uint32_t n, 
     context->remembered_tweak_length = t;
     if (t > 0) memcpy(context->remembered_tweak, tweak, t);
     memcpy(context->remembered_base, base, BLOCK);
+  }
+  return 1;
+}
+
+int ff1_lane_bases(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
+                   const Ff1Tweaks *tweaks, size_t start, size_t lanes, uint8_t *base) {
+  for (size_t j = 0; j < lanes; j++) {
+    size_t t;
+    const uint8_t *tweak = value_tweak(tweaks, start + j, &t);
+    if (!round_independent_base(context, radix, n, u, b, tweak, t, base + j * BLOCK)) return 0;
   }
   return 1;
 }

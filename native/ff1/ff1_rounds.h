@@ -1,7 +1,8 @@
 /*
- * What the two FF1 round paths share: the context a handle holds, AES over whole blocks, the
- * round-independent part of the PRF, and each value's tweak. ff1.c holds the N-API functions and
- * the path for halves that fit 64-bit integers; ff1_bytes.c the radix-256 path over byte strings.
+ * What the two FF1 round paths share: the context a handle holds, AES over whole blocks, and the
+ * round-independent part of the PRF for a lane of values, each with its tweak (ff1_prf.c). ff1.c
+ * holds the N-API functions and the path for halves that fit 64-bit integers; ff1_bytes.c the
+ * radix-256 path over byte strings.
  */
 #ifndef PGVEIL_FF1_ROUNDS_H
 #define PGVEIL_FF1_ROUNDS_H
@@ -41,16 +42,15 @@ typedef struct {
 /* ECB over `bytes` (whole blocks); in == out is allowed. 1 on success. */
 int ff1_aes_blocks(EVP_CIPHER_CTX *aes, const uint8_t *in, uint8_t *out, size_t bytes);
 
-/* Value `value`'s tweak and its length. */
-const uint8_t *ff1_value_tweak(const Ff1Tweaks *tweaks, size_t value, size_t *length);
 
 /*
- * The CBC-MAC state no round changes: CIPH(P), chained through the blocks of Q that hold only
- * tweak and padding, xored with the tweak tail and padding of the block that holds [i]. b is the
- * byte length of NUM(B). 1 on success.
+ * For values start .. start + lanes - 1, each with its tweak, into base[j * BLOCK]: the CBC-MAC
+ * state no round changes (CIPH(P), chained through the blocks of Q that hold only tweak and
+ * padding, xored with the tweak tail and padding of the block that holds [i]). b is the byte
+ * length of NUM(B). 1 on success.
  */
-int ff1_round_independent_base(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
-                               const uint8_t *tweak, size_t t, uint8_t base[BLOCK]);
+int ff1_lane_bases(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
+                   const Ff1Tweaks *tweaks, size_t start, size_t lanes, uint8_t *base);
 
 /* FF1 in radix 256 over count values of n <= MAX_BYTES_N bytes (as numerals). 1 on success. */
 int ff1_crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count,
