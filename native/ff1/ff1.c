@@ -1,7 +1,8 @@
 /*
  * FF1 (NIST SP 800-38G) Feistel rounds in C for numeral strings whose halves fit 64-bit integers
- * (here) and for radix-256 byte strings (ff1_bytes.c), over OpenSSL's AES through EVP (AES-NI where the CPU has it, constant time): the ten rounds of a
- * value cost ten block encryptions instead of ten JS-to-C++ crossings. The TypeScript FF1
+ * (here) and for radix-256 byte strings (ff1_bytes.c), over OpenSSL's AES through EVP (AES-NI
+ * where the CPU has it, constant time): the ten rounds of a value cost ten block encryptions
+ * instead of ten JS-to-C++ crossings. The TypeScript FF1
  * (src/engine/crypto/ff1.ts) is the reference; outputs are identical.
  *
  * JS API:
@@ -35,9 +36,7 @@
 #define MAX_MODULUS (UINT64_C(1) << 53)
 #define MIN_DOMAIN UINT64_C(1000000)
 
-
 static const napi_type_tag CONTEXT_TAG = {0x70677665696c6666ULL, 0x31616573636f6e74ULL};
-
 
 static void finalize_context(napi_env env, void *data, void *hint) {
   (void)env;
@@ -174,7 +173,7 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
 
   /* Sizes of SP 800-38G: u, v, radix^u, radix^v, b (bytes of radix^v - 1), d = 4 ceil(b/4) + 4. */
   uint32_t u = n / 2, v = n - u;
-  /* Radix 256 with halves past 64-bit integers: the byte path (n <= 128 keeps v <= MAX_HALF_BYTES). */
+  /* Radix 256 with halves past 64-bit integers: the byte path (n <= 128 = MAX_BYTES_N, checked above). */
   int bytes_path = radix == 256 && v > 6;
   uint64_t modulus_u = 1, modulus_v = 1;
   for (uint32_t p = 0; p < v && !bytes_path; p++) {

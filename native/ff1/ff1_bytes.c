@@ -14,8 +14,9 @@
 #define MAX_S_BLOCKS 5
 
 /*
- * Q = T || 0^pad || [i] || NUM(B) ends on a block boundary: [i] sits at 15 - b % 16 of its block, followed by b % 16 bytes of NUM(B), then
- * b / 16 whole blocks of it, chained through AES (CBC-MAC). Lanes as in the integer path.
+ * Q = T || 0^pad || [i] || NUM(B) ends on a block boundary: [i] sits at 15 - b % 16 of its block,
+ * followed by b % 16 bytes of NUM(B), then b / 16 whole blocks of it, chained through AES
+ * (CBC-MAC). Lanes as in the integer path.
  */
 int ff1_crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count,
                     const Ff1Tweaks *tweaks, bool decrypt) {
@@ -105,8 +106,8 @@ int ff1_crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint
   OPENSSL_cleanse(halves, used * sizeof(halves[0]));
   OPENSSL_cleanse(numb, used * sizeof(numb[0]));
   OPENSSL_cleanse(base, used * BLOCK);
-  OPENSSL_cleanse(blocks, sizeof(blocks));
+  OPENSSL_cleanse(blocks, used * MAX_S_BLOCKS * BLOCK);
   OPENSSL_cleanse(chain, used * BLOCK);
-  OPENSSL_cleanse(s, sizeof(s));
+  OPENSSL_cleanse(s, used * MAX_S_BLOCKS * BLOCK);
   return ok;
 }

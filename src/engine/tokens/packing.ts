@@ -24,7 +24,7 @@ const MAX_NUMBER_BODY_BYTES = 64;
 const UUID_LOWER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UUID_UPPER = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
 
-/** The header, body[start..) and the padding. Offsets, not subarray(): a view of a small fresh array costs a malloc. */
+/** The header, body[start..) and the padding (offsets: a subarray() of a small fresh array costs a malloc). */
 function withHeader(encoding: number, body: Uint8Array, start = 0): Uint8Array {
   const length = body.length - start;
   const pad = Math.max(0, MIN_PACKED_BYTES - 1 - length);
@@ -55,7 +55,7 @@ function packSymbols(value: string): Uint8Array | null {
   return withHeader(ENC_SYMBOLS, bytes, first);
 }
 
-/** The inverse of packSymbols over packed[start, end): the base-19 digits after a leading 1; null when there is none. */
+/** The inverse of packSymbols over packed[start, end): the digits after a leading 1; null without one. */
 function unpackSymbols(packed: Uint8Array, start: number, end: number): string | null {
   if (end === start) return null;
   if (end - start > MAX_NUMBER_BODY_BYTES) return unpackSymbolsBig(packed.subarray(start, end));

@@ -171,7 +171,7 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
     const tweak = new Uint8Array([7, 7]);
     const typescript = new FF1(key, 256, null);
     // No limit (a build from before the byte path), or one that makes no sense: no byte path.
-    for (const maxBytes of [undefined, 1e9, Number.NaN, '128', 12.5, -1]) {
+    for (const maxBytes of [undefined, 1e9, Number.NaN, '128', 12.5, -1, 20]) {
       const counted = countingAddon(addon);
       const build = { createContext: counted.addon.createContext, crypt: counted.addon.crypt, maxBytes } as NativeFf1;
       const native = new FF1(key, 256, build);
