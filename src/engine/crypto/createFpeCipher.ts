@@ -11,6 +11,8 @@ import {
 import {
   bigIntToNumerals, numberToNumerals, numeralsToBigInt, numeralsToNumber, numeralViews,
 } from './numerals.js';
+import { offHeapUint16Array } from './offHeapSlab.js';
+import { ScratchNumerals } from './scratchNumerals.js';
 import { sharedPermutationTables, type PermutationTable } from './smallDomain.js';
 
 /**
@@ -30,6 +32,11 @@ const MIN_DOMAIN_BIG = BigInt(MIN_DOMAIN);
 const FF1_MIN_DOMAIN_BIG = BigInt(FF1_MIN_DOMAIN);
 /** Up to this many bits an integer converts through a plain number (exact below 2^53). */
 const NUMBER_BITS = 52;
+/** cryptIntegerRun's largest domain: its integers and bit conversions stay in 31 bits. */
+const MAX_INTEGER_RUN_DOMAIN = 2 ** 31;
+/** cryptIntegerRun's bits, in and out: it is synchronous, so one pair serves every call. */
+const integerInput = new ScratchNumerals();
+const integerOutput = new ScratchNumerals();
 
 type RejectOutput = (x: Uint16Array) => boolean;
 
@@ -75,6 +82,52 @@ class AesFpeCipher implements FpeCipher {
     const prefixed = ff1NumeralsTweaks(mode).of(tweak);
     ff1.cryptInto(x, prefixed, decrypt, out);
     while (leadingNonZero && out[0] === 0) ff1.cryptInto(Uint16Array.from(out), prefixed, decrypt, out);
+    return true;
+  }
+
+  cryptNumeralRun(radix: number, n: number, values: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): boolean {
+    if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
+      throw new RangeError(`radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
+    }
+    if (n < numeralLengths(radix, false).ff1MinLength) return false;
+    this.ff1For(radix).cryptRun(n, values, ff1NumeralsTweaks(TweakMode.numerals).of(tweak), decrypt, out);
+    return true;
+  }
+
+  cryptIntegerRun(domain: number, values: Int32Array, tweak: Tweak, decrypt: boolean, out: Int32Array): boolean {
+    if (!Number.isInteger(domain) || domain < FF1_MIN_DOMAIN || domain > MAX_INTEGER_RUN_DOMAIN) return false;
+    const count = values.length;
+    if (out.length !== count) throw new RangeError('the output must have the input\'s length');
+    for (let j = 0; j < count; j++) {
+      const x = values[j] as number;
+      if (x < 0 || x >= domain) throw new RangeError('an integer is outside [0, domain)');
+    }
+    // As cryptIntegers: FF1 radix 2 over the bits of domain - 1, cycle walking what lands past it.
+    const bits = (domain - 1).toString(2).length;
+    const ff1 = this.ff1For(2);
+    const prefixed = integerTweaks(BigInt(domain)).of(tweak);
+    const input = integerInput.take(count * bits);
+    const output = integerOutput.take(count * bits);
+    try {
+      for (let j = 0; j < count; j++) numberToNumerals(values[j] as number, 2, input, j * bits, bits);
+      ff1.cryptRun(bits, input, prefixed, decrypt, output);
+      let pending: number[] = [];
+      for (let j = 0; j < count; j++) if (numeralsToNumber(output, j * bits, (j + 1) * bits, 2) >= domain) pending.push(j);
+      while (pending.length > 0) {
+        const again = offHeapUint16Array(pending.length * bits);
+        const next = offHeapUint16Array(pending.length * bits);
+        pending.forEach((j, g) => { again.set(output.subarray(j * bits, (j + 1) * bits), g * bits); });
+        ff1.cryptRun(bits, again, prefixed, decrypt, next);
+        pending.forEach((j, g) => { output.set(next.subarray(g * bits, (g + 1) * bits), j * bits); });
+        again.fill(0);
+        next.fill(0);
+        pending = pending.filter((j) => numeralsToNumber(output, j * bits, (j + 1) * bits, 2) >= domain);
+      }
+      for (let j = 0; j < count; j++) out[j] = numeralsToNumber(output, j * bits, (j + 1) * bits, 2);
+    } finally {
+      input.fill(0);
+      output.fill(0);
+    }
     return true;
   }
 

@@ -123,6 +123,37 @@ export class FF1 {
     this.cryptOne(x, tweak, decrypt, shape.u, shape.b, shape.d, shape.roundByteAt, out);
   }
 
+  /**
+   * `count` values of n numerals laid end to end in `input` (count = input.length / n), one
+   * tweak for all, into `out` (another array of the same length): what encrypt / decrypt give
+   * each, without an array per value. The proxy's read path hands a whole column this way.
+   */
+  cryptRun(n: number, input: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): void {
+    const total = input.length;
+    if (!Number.isInteger(n) || n < 1 || total % n !== 0) throw new RangeError('FF1 run: the input is not whole values of n numerals');
+    if (out.length !== total || out === input) throw new RangeError('FF1 output must be another array of the input\'s length');
+    if (tweak.length > MAX_TWEAK_BYTES) throw new RangeError(`FF1 tweaks are limited to ${MAX_TWEAK_BYTES} bytes`);
+    if (n < this.minLength) {
+      throw new RangeError(`FF1 radix ${this.radix} needs at least ${this.minLength} numerals (radix^length >= ${FF1_MIN_DOMAIN_SIZE})`);
+    }
+    if (total === 0) return;
+    if (this.native?.inRange(n)) {
+      // The addon checks every numeral against the radix itself, and throws a RangeError.
+      this.native.cryptRun(n, input, tweak, decrypt, out);
+      return;
+    }
+    if (this.radix !== FF1_MAX_RADIX) {
+      for (let p = 0; p < total; p++) {
+        if ((input[p] as number) >= this.radix) throw new RangeError(`FF1 numeral out of range for radix ${this.radix}`);
+      }
+    }
+    const count = total / n;
+    const values = new Array<Uint16Array>(count);
+    for (let j = 0; j < count; j++) values[j] = input.subarray(j * n, (j + 1) * n);
+    const results = this.cryptGroup(values, tweak, decrypt);
+    for (let j = 0; j < count; j++) out.set(results[j] as Uint16Array, j * n);
+  }
+
   /** cryptOne's sizes for (n, t), or undefined where it does not apply; cached (lengths are few). */
   private oneValueShape(n: number, t: number): OneValueShape | undefined {
     const key = n * GROUP_KEY_LENGTH_FACTOR + t;

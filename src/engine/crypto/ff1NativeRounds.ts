@@ -58,6 +58,12 @@ export class NativeFf1Rounds {
     this.addon.crypt(this.context, this.radix, x.length, x, out, tweak, undefined, decrypt);
   }
 
+  /** Values of n numerals end to end in `input`, one tweak, into `out` (inRange(n); checked by the caller). */
+  cryptRun(n: number, input: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): void {
+    // The caller's run arrays are long-lived or off V8's heap (offHeapSlab.ts): no copy needed.
+    this.addon.crypt(this.context, this.radix, n, input, out, sharedTweakBytes(tweak), undefined, decrypt);
+  }
+
   /** All values share length n (inRange(n)). */
   cryptGroup(values: readonly Uint16Array[], tweak: Tweaks, sharedTweak: Tweak | undefined, decrypt: boolean): Uint16Array[] {
     const count = values.length;

@@ -35,6 +35,22 @@ export interface FpeCipher {
    */
   cryptNumeralsInto?(radix: number, x: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array, constraint?: NumeralConstraint): boolean;
 
+  /**
+   * Optional: `count` values of n numerals laid end to end in `values` (count = values.length / n),
+   * one tweak for all, into `out` (another array of the same length): the numerals
+   * encryptNumerals / decryptNumerals give each, without an array per value. False, `out`
+   * untouched, where those values do not go through FF1 (radix^n < FF1_MIN_DOMAIN): the caller
+   * takes the batch path then.
+   */
+  cryptNumeralRun?(radix: number, n: number, values: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): boolean;
+
+  /**
+   * Optional: encryptInteger / decryptInteger of integers held as numbers, into `out` (same
+   * length): the same integers, without BigInt. False, `out` untouched, where the domain is
+   * below FF1_MIN_DOMAIN or above 2^31: the caller takes the bigint path then.
+   */
+  cryptIntegerRun?(domain: number, values: Int32Array, tweak: Tweak, decrypt: boolean, out: Int32Array): boolean;
+
   /** Encrypts integers in [0, domain). All values share the domain. `null` when domain < MIN_DOMAIN. */
   encryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[];
   decryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[];
