@@ -1,6 +1,7 @@
 /** The protection engine's public surface: `createEngine(config)` and the shapes it speaks. */
 export { createEngine } from './engine.js';
 export type { Engine, EngineConfig, EngineWithValueProtection } from './engineTypes.js';
+export type { ByteFields } from './kinds/kind.js';
 export {
   INVALID_SCOPE, INVALID_TOKEN, type UnprotectDiscrepancy, type ValueProtection,
 } from './valueProtection.js';

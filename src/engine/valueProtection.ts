@@ -1,6 +1,6 @@
 import type { FpeCipher } from './crypto/fpeCipher.js';
 import { ProtectionError, isElementFailure, type ElementFailure } from './errors.js';
-import { fpeOneValue, type KindHandler } from './kinds/kind.js';
+import { fpeOneValue, type ByteFields, type KindHandler } from './kinds/kind.js';
 import type { Tokeniser } from './tokens/tokeniser.js';
 import type { Kind, Method, ResolvedOptions } from './types.js';
 import { isLongerThan, maxTokenBytes } from './valueLimits.js';
@@ -40,6 +40,14 @@ export interface ValueProtection {
    * Throws what that call throws (not_reversible for mask and redact).
    */
   unprotect(value: string): string | UnprotectDiscrepancy;
+  /**
+   * Present for fpe of a kind that can work in place (ssn, ccn, date): unprotect of values that
+   * lie as UTF-8 bytes in other buffers (a result set's fields), rewritten where they lie.
+   * handled[i] = 1 where value i now holds exactly the bytes `unprotect` gives for its text;
+   * 0 where it was left untouched (another spelling, no value of the kind), for `unprotect` to
+   * decide. Bounded work per value, no permutation table: fit to run inline.
+   */
+  readonly unprotectInPlace?: (fields: ByteFields, handled: Uint8Array) => void;
 }
 
 /** What a ValueProtection works with: the engine's parts for one kind and set of options. */
@@ -78,6 +86,7 @@ class OneValueProtection implements ValueProtection {
   private readonly maxValueBytes: number;
   private readonly maxTokenBytes: number;
   private readonly cipher: FpeCipher | undefined;
+  readonly unprotectInPlace?: (fields: ByteFields, handled: Uint8Array) => void;
 
   constructor(parts: ValueProtectionParts) {
     this.kind = parts.kind;
@@ -89,6 +98,12 @@ class OneValueProtection implements ValueProtection {
     this.maxValueBytes = parts.maxValueBytes;
     this.maxTokenBytes = maxTokenBytes(parts.maxValueBytes);
     this.cipher = this.method === 'fpe' ? parts.fpeCipher() : undefined;
+    const { cipher, handler } = this;
+    // Spellings the kinds rewrite in place are a few dozen bytes: never past maxTokenBytes.
+    if (cipher !== undefined && handler.fpeInPlace !== undefined) {
+      const inPlace = handler.fpeInPlace.bind(handler);
+      this.unprotectInPlace = (fields, handled) => inPlace(fields, 'decrypt', cipher, handled);
+    }
   }
 
   protect(value: string): string {

@@ -15,7 +15,8 @@ import { DOMAIN_TOO_SMALL, INVALID_VALUE, type ElementFailure } from '../errors.
 import type { FpeCipher } from '../crypto/fpeCipher.js';
 import { offHeapUint16Array } from '../crypto/offHeapSlab.js';
 import { MASK_CHAR, redactLayout } from '../methods/redact.js';
-import type { FpeDirection, KindHandler } from './kind.js';
+import type { ByteFields, FpeDirection, KindHandler } from './kind.js';
+import { NumeralGroups } from './numeralGroups.js';
 import { LayoutTweaks, NumeralScratch, cryptOneNumerals, digitRunLayout, maskAllButLastDigits } from './digitTemplate.js';
 
 const MIN_DIGITS = 12;
@@ -45,14 +46,22 @@ function luhnCheckDigit(body: Uint16Array, start: number, end: number): number {
  * layout (digit count, separator character, separator positions), or -1 when it is no ccn.
  */
 function parseInto(value: string, digits: Uint16Array, offset: number): number {
-  const length = value.length;
+  return parseCodesInto(value, 0, value.length, digits, offset);
+}
+
+/**
+ * parseInto over `source[start, start + length)`: a string's characters or UTF-8 bytes (the
+ * kind is ASCII, so a character and a byte past it are alike refused).
+ */
+function parseCodesInto(source: string | Uint8Array, start: number, length: number, digits: Uint16Array, offset: number): number {
   if (length < MIN_DIGITS || length > MAX_LENGTH) return -1;
+  const text = typeof source === 'string' ? source : undefined;
   let count = 0;
   let separator = 0;
   let gaps = 0; // bit g: a separator follows digit g
   let afterDigit = false;
   for (let i = 0; i < length; i++) {
-    const code = value.charCodeAt(i);
+    const code = text !== undefined ? text.charCodeAt(start + i) : ((source as Uint8Array)[start + i] as number);
     const digit = code - CODE_0;
     if (digit >= 0 && digit <= 9) {
       if (count === MAX_DIGITS) return -1;
@@ -174,6 +183,36 @@ export const ccnKind: KindHandler = {
       out[i] = format(values[i] ?? '', body, check);
     }
     return out;
+  },
+
+  /** fpe over bytes in place: any spelling the kind accepts (they all keep their length). */
+  fpeInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {
+    const { count, buffers, starts, lengths } = fields;
+    const groups = new NumeralGroups(count, MAX_DIGITS);
+    const checkDelta = new Uint8Array(count);
+    for (let i = 0; i < count; i++) {
+      const bytes = buffers[i] as Uint8Array;
+      const start = starts[i] as number;
+      const length = lengths[i] as number;
+      const offset = i * MAX_DIGITS;
+      const layoutKey = parseCodesInto(bytes, start, length, groups.numerals, offset);
+      if (layoutKey < 0) continue;
+      const bodyEnd = offset + (layoutKey % 20) - 1;
+      checkDelta[i] = ((groups.numerals[bodyEnd] ?? 0) - luhnCheckDigit(groups.numerals, offset, bodyEnd) + 10) % 10;
+      groups.add(layoutKey, i, (layoutKey % 20) - 1, () => tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length))));
+    }
+    groups.crypt(cipher, 10, direction === 'decrypt', (i, body, at, n) => {
+      const bytes = buffers[i] as Uint8Array;
+      const start = starts[i] as number;
+      const end = start + (lengths[i] as number) - 1;
+      let k = at;
+      for (let p = start; p < end; p++) {
+        const code = bytes[p] as number;
+        if (code !== SPACE && code !== HYPHEN) bytes[p] = CODE_0 + (body[k++] as number);
+      }
+      bytes[end] = CODE_0 + ((luhnCheckDigit(body, at, at + n) + (checkDelta[i] as number)) % 10);
+      handled[i] = 1;
+    });
   },
 
   /** fpe of one value: the same steps over reused buffers. */

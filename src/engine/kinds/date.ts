@@ -26,7 +26,7 @@ import {
   DAY_COUNT, MONTH_COUNT, fromDayNumber, fromMonthIndex, isRealDate, toDayNumber, toMonthIndex,
   type CalendarDate,
 } from './calendar.js';
-import type { FpeDirection, KindHandler } from './kind.js';
+import type { ByteFields, FpeDirection, KindHandler } from './kind.js';
 
 export type DateLayout = 'month-first' | 'day-first' | 'year-first';
 export type DateSeparator = '/' | '-' | '.';
@@ -176,11 +176,68 @@ function fpeDates(values: readonly string[], direction: FpeDirection, cipher: Fp
   return results;
 }
 
+const HYPHEN = 0x2d;
+
+/** The number spelled by bytes[start, start + count), all ASCII digits; -1 otherwise. */
+function digitBytesAt(bytes: Uint8Array, start: number, count: number): number {
+  let n = 0;
+  for (let i = start; i < start + count; i++) {
+    const digit = (bytes[i] as number) - 0x30;
+    if (digit < 0 || digit > 9) return -1;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+/** Writes `value` as `count` ASCII digits at bytes[start..). */
+function writeDigitBytes(bytes: Uint8Array, start: number, count: number, value: number): void {
+  let rest = value;
+  for (let i = start + count - 1; i >= start; i--) {
+    bytes[i] = 0x30 + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+}
+
+/** fpe in place of the ISO spelling YYYY-MM-DD (what PostgreSQL prints); other spellings go to fpeDates. */
+function fpeIsoDatesInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {
+  if (cipher.cryptIntegerRun === undefined) return;
+  const { count, buffers, starts, lengths } = fields;
+  const members: number[] = [];
+  const ranks = new Int32Array(count);
+  for (let i = 0; i < count; i++) {
+    const bytes = buffers[i] as Uint8Array;
+    const start = starts[i] as number;
+    if (lengths[i] !== 10 || bytes[start + 4] !== HYPHEN || bytes[start + 7] !== HYPHEN) continue;
+    const year = digitBytesAt(bytes, start, 4);
+    const month = digitBytesAt(bytes, start + 5, 2);
+    const day = digitBytesAt(bytes, start + 8, 2);
+    if (year < 0 || month < 0 || day < 0 || !isRealDate(year, month, day)) continue;
+    ranks[members.length] = ALL_DATES.rank({ year, month, day });
+    members.push(i);
+  }
+  if (members.length === 0) return;
+  const out = new Int32Array(members.length);
+  if (!cipher.cryptIntegerRun(ALL_DATES.size, ranks.subarray(0, members.length), ALL_DATES.tweak, direction === 'decrypt', out)) return;
+  for (let k = 0; k < members.length; k++) {
+    const i = members[k] as number;
+    const bytes = buffers[i] as Uint8Array;
+    const start = starts[i] as number;
+    const date = ALL_DATES.unrank(out[k] as number);
+    writeDigitBytes(bytes, start, 4, date.year);
+    writeDigitBytes(bytes, start + 5, 2, date.month);
+    writeDigitBytes(bytes, start + 8, 2, date.day);
+    handled[i] = 1;
+  }
+  ranks.fill(0);
+  out.fill(0);
+}
+
 export const dateKind: KindHandler = {
   kind: 'date',
   hasLang: false,
   isValid: (value) => parseDate(value) !== undefined,
   fpe: (values, direction, cipher) => fpeDates(values, direction, cipher),
+  fpeInPlace: fpeIsoDatesInPlace,
   mask(value) {
     const date = parseDate(value);
     // Never echo a value that is not a date: fall back to its bare layout.

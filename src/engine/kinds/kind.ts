@@ -31,10 +31,28 @@ export interface KindHandler {
    */
   fpeOne?(value: string, direction: FpeDirection, cipher: FpeCipher, lang: Lang): string | ElementFailure;
 
+  /**
+   * Optional: fpe of values that lie as bytes in other buffers (a result set's fields), rewritten
+   * in place, for the spellings whose fpe output has the same bytes count and is ASCII (ssn,
+   * card numbers, ISO dates). Sets handled[i] = 1 where value i was rewritten, to exactly the
+   * UTF-8 bytes of `fpe([its text])[0]`; leaves handled[i] = 0 and the bytes untouched for the
+   * rest (another spelling, no value of the kind, a domain below FF1's), which the caller sends
+   * through `fpe`. Never builds a permutation table: its work per value is bounded.
+   */
+  fpeInPlace?(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void;
+
   /** One-way, keeps the kind-specific part documented in the README (last four, year, ...). */
   mask(value: string, lang: Lang): string;
   /** One-way, keeps only the layout (separators, format characters). */
   redact(value: string, lang: Lang): string;
+}
+
+/** Values in byte buffers: value i is buffers[i][starts[i], starts[i] + lengths[i]). */
+export interface ByteFields {
+  readonly count: number;
+  readonly buffers: readonly Uint8Array[];
+  readonly starts: Int32Array;
+  readonly lengths: Int32Array;
 }
 
 /** `handler.fpe([value], ...)[0]`, through its single-value path where it has one. */

@@ -5,10 +5,13 @@
 import type { ElementFailure } from '../errors.js';
 import type { FpeCipher } from '../crypto/fpeCipher.js';
 import { MASK_CHAR, redactLayout } from '../methods/redact.js';
-import type { FpeDirection, KindHandler } from './kind.js';
+import type { ByteFields, FpeDirection, KindHandler } from './kind.js';
+import { DigitSpellings, fpeAllDigitsInPlace } from './digitSpellings.js';
 import { LayoutTweaks, fpeAllDigits, fpeOneAllDigits, maskAllButLastDigits } from './digitTemplate.js';
 
 const SSN = /^(?:\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4}|\d{9})$/;
+/** The same three spellings, for fpe in place over bytes. */
+const SPELLINGS = new DigitSpellings(['ddd-dd-dddd', 'ddd dd dddd', 'ddddddddd']);
 
 function isSsn(value: string): boolean {
   return SSN.test(value);
@@ -41,6 +44,10 @@ export const ssnKind: KindHandler = {
 
   fpeOne(value: string, direction: FpeDirection, cipher: FpeCipher): string | ElementFailure {
     return fpeOneAllDigits(value, direction, cipher, isSsn, tweaks);
+  },
+
+  fpeInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {
+    fpeAllDigitsInPlace(fields, direction, cipher, handled, SPELLINGS, tweaks);
   },
 
   /** Keeps the last four digits and the separators: "123-45-6789" → "***-**-6789". */

@@ -1,0 +1,84 @@
+import type { FpeCipher } from '../crypto/fpeCipher.js';
+import { LayoutTweaks, digitRunLayout } from './digitTemplate.js';
+import type { ByteFields, FpeDirection } from './kind.js';
+import { NumeralGroups } from './numeralGroups.js';
+
+const CODE_0 = 48;
+const CODE_9 = 57;
+/** A template's digit place, in its bytes: no literal character is 0. */
+const DIGIT_PLACE = 0;
+
+/**
+ * A kind's fixed spellings as templates ('d' a digit, anything else itself: "ddd-dd-dddd"),
+ * matched against bytes: for fpe in place of kinds whose valid values are exactly these
+ * spellings, with every digit a free numeral (fpeAllDigits' values).
+ */
+export class DigitSpellings {
+  private readonly templates: readonly Uint8Array[];
+  private readonly digitCounts: readonly number[];
+  /** digitRunLayout of each template: the tweak fpeAllDigits gives its values. */
+  readonly layouts: readonly string[];
+  readonly maxDigits: number;
+
+  constructor(templates: readonly string[]) {
+    // A literal digit would be taken for a free one when the digits are put back.
+    if (templates.some((t) => /\d/.test(t))) throw new RangeError('a spelling template spells digits as d only');
+    this.templates = templates.map((t) => Uint8Array.from(t, (c) => (c === 'd' ? DIGIT_PLACE : c.charCodeAt(0))));
+    this.digitCounts = templates.map((t) => [...t].filter((c) => c === 'd').length);
+    this.layouts = templates.map((t) => digitRunLayout(t.replace(/d/g, '0')));
+    this.maxDigits = Math.max(...this.digitCounts);
+  }
+
+  /** The index of the template `bytes[start, start + length)` spells, or -1. */
+  match(bytes: Uint8Array, start: number, length: number): number {
+    const templates = this.templates;
+    for (let t = 0; t < templates.length; t++) {
+      const template = templates[t] as Uint8Array;
+      if (template.length !== length) continue;
+      let p = 0;
+      for (; p < length; p++) {
+        const code = bytes[start + p] as number;
+        const want = template[p] as number;
+        if (want === DIGIT_PLACE ? code < CODE_0 || code > CODE_9 : code !== want) break;
+      }
+      if (p === length) return t;
+    }
+    return -1;
+  }
+
+  digitCount(template: number): number {
+    return this.digitCounts[template] as number;
+  }
+}
+
+/** fpeAllDigits over values in bytes, in place, for the values that spell one of `spellings` (see KindHandler.fpeInPlace). */
+export function fpeAllDigitsInPlace(
+  fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array, spellings: DigitSpellings, tweaks: LayoutTweaks,
+): void {
+  const { count, buffers, starts, lengths } = fields;
+  const groups = new NumeralGroups(count, spellings.maxDigits);
+  const numerals = groups.numerals;
+  for (let i = 0; i < count; i++) {
+    const bytes = buffers[i] as Uint8Array;
+    const start = starts[i] as number;
+    const length = lengths[i] as number;
+    const template = spellings.match(bytes, start, length);
+    if (template < 0) continue;
+    let k = i * groups.stride;
+    for (let p = start; p < start + length; p++) {
+      const code = bytes[p] as number;
+      if (code >= CODE_0 && code <= CODE_9) numerals[k++] = code - CODE_0;
+    }
+    groups.add(template, i, spellings.digitCount(template), () => tweaks.get(spellings.layouts[template] as string));
+  }
+  groups.crypt(cipher, 10, direction === 'decrypt', (i, result, at) => {
+    const bytes = buffers[i] as Uint8Array;
+    const start = starts[i] as number;
+    let k = at;
+    for (let p = start; p < start + (lengths[i] as number); p++) {
+      const code = bytes[p] as number;
+      if (code >= CODE_0 && code <= CODE_9) bytes[p] = CODE_0 + (result[k++] as number);
+    }
+    handled[i] = 1;
+  });
+}

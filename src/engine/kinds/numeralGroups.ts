@@ -1,0 +1,67 @@
+import type { FpeCipher, Tweak } from '../crypto/fpeCipher.js';
+import { ScratchNumerals } from '../crypto/scratchNumerals.js';
+
+/** The calls are synchronous: one set of buffers serves them all. */
+const valueNumerals = new ScratchNumerals();
+const runNumerals = new ScratchNumerals();
+const resultNumerals = new ScratchNumerals();
+
+/**
+ * The values of one in-place fpe call, gathered by group (one numeral count and one tweak each:
+ * a kind's layout), so that each group is one cipher call over its numerals laid end to end,
+ * with no array per value. Each value's numerals are first written at i * stride. One instance
+ * at a time: its buffers are shared scratch, used from the constructor to the end of crypt().
+ */
+interface NumeralGroup {
+  readonly n: number;
+  readonly tweak: Tweak;
+  readonly members: number[];
+}
+
+export class NumeralGroups {
+  /** Value i's numerals at [i * stride, i * stride + n). */
+  readonly numerals: Uint16Array;
+  private readonly byKey = new Map<number, NumeralGroup>();
+
+  constructor(count: number, readonly stride: number) {
+    this.numerals = valueNumerals.take(count * stride);
+  }
+
+  /** Value i, of n numerals (already written), in the group `key`; `tweak` is asked once per group. */
+  add(key: number, i: number, n: number, tweak: () => Tweak): void {
+    let group = this.byKey.get(key);
+    if (group === undefined) {
+      group = { n, tweak: tweak(), members: [] };
+      this.byKey.set(key, group);
+    }
+    group.members.push(i);
+  }
+
+  /**
+   * Runs every group through the cipher, then hands each member's result numerals to `write`
+   * (value i, its n numerals at result[at, at + n)). A group the cipher leaves to the batch path
+   * (a domain below FF1's) is skipped: its members are not written. The numerals are wiped after.
+   */
+  crypt(cipher: FpeCipher, radix: number, decrypt: boolean, write: (i: number, result: Uint16Array, at: number, n: number) => void): void {
+    const { numerals, stride } = this;
+    try {
+      for (const { n, tweak, members } of this.byKey.values()) {
+        const run = runNumerals.take(members.length * n);
+        const result = resultNumerals.take(members.length * n);
+        try {
+          for (let g = 0, at = 0; g < members.length; g++) {
+            const from = (members[g] as number) * stride;
+            for (let p = 0; p < n; p++) run[at++] = numerals[from + p] as number;
+          }
+          if (cipher.cryptNumeralRun?.(radix, n, run, tweak, decrypt, result) !== true) continue;
+          for (let g = 0; g < members.length; g++) write(members[g] as number, result, g * n, n);
+        } finally {
+          run.fill(0);
+          result.fill(0);
+        }
+      }
+    } finally {
+      numerals.fill(0);
+    }
+  }
+}

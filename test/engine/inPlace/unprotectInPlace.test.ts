@@ -1,0 +1,140 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createEngine, type ByteFields } from '../../../src/engine/index.js';
+import { KIND_HANDLERS } from '../../../src/engine/kinds/registry.js';
+import { createFpeCipher } from '../../../src/engine/crypto/createFpeCipher.js';
+
+/**
+ * Unprotect in place over bytes (the proxy's read path for ssn, ccn and ISO dates) against
+ * unprotect of the same values as text: every value it rewrites holds exactly the bytes the
+ * text path gives, every value it leaves is untouched, and what it leaves includes everything
+ * that is not a plain spelling of the kind (near misses, other bytes, other layouts).
+ */
+const engine = createEngine({ masterKey: Buffer.alloc(32, 11) });
+const options = { method: 'fpe' as const, scope: 'in-place' };
+
+/** The values laid into a few shared buffers at odd offsets, as fields of DataRows lie. */
+function asFields(values: readonly Buffer[]): { fields: ByteFields; buffers: Buffer[] } {
+  const buffers: Buffer[] = [];
+  const starts = new Int32Array(values.length);
+  const lengths = new Int32Array(values.length);
+  values.forEach((value, i) => {
+    const buffer = Buffer.alloc(value.length + 7, 0x44);
+    value.copy(buffer, 3 + (i % 4));
+    buffers.push(buffer);
+    starts[i] = 3 + (i % 4);
+    lengths[i] = value.length;
+  });
+  return { fields: { count: values.length, buffers, starts, lengths }, buffers };
+}
+
+async function checkAgainstText(kind: string, values: readonly Buffer[]): Promise<number> {
+  const unprotectInPlace = engine.valueProtection(kind, options).unprotectInPlace;
+  if (unprotectInPlace === undefined) throw new Error(`${kind} has no unprotect in place`);
+  const { fields, buffers } = asFields(values);
+  const before = buffers.map((b) => Buffer.from(b));
+  const handled = new Uint8Array(values.length);
+  unprotectInPlace(fields, handled);
+  const texts = values.map((v) => v.toString('utf8'));
+  const viaText = await engine.unprotect(kind, texts, options);
+  const invalid = new Set(viaText.discrepancy?.invalid_token ?? []);
+  let rewritten = 0;
+  values.forEach((value, i) => {
+    const buffer = buffers[i] as Buffer;
+    const start = fields.starts[i] as number;
+    // Nothing outside the value's own bytes is ever written.
+    expect(buffer.subarray(0, start)).toEqual((before[i] as Buffer).subarray(0, start));
+    expect(buffer.subarray(start + value.length)).toEqual((before[i] as Buffer).subarray(start + value.length));
+    const now = buffer.subarray(start, start + value.length);
+    if (handled[i] === 1) {
+      rewritten++;
+      expect(invalid.has(i)).toBe(false);
+      expect(now.toString('utf8')).toBe(viaText.result[i]);
+    } else {
+      expect(handled[i]).toBe(0);
+      expect(now).toEqual(value);
+    }
+  });
+  return rewritten;
+}
+
+const digit = fc.integer({ min: 0, max: 9 }).map(String);
+const digits = (n: number) => fc.array(digit, { minLength: n, maxLength: n }).map((d) => d.join(''));
+/** A spelling of the kind with, sometimes, one byte replaced by a near miss. */
+const withNearMiss = (spelling: fc.Arbitrary<string>) => fc.tuple(spelling, fc.nat(), fc.constantFrom('', 'x', ' ', '-', '/', '.', '0', 'é', '٣', '\u0000', '  ', '--'), fc.boolean())
+  .map(([text, at, replacement, spoil]) => {
+    if (!spoil) return Buffer.from(text);
+    const p = at % (text.length + 1);
+    return Buffer.from(text.slice(0, p) + replacement + text.slice(p + (replacement.length > 0 ? 1 : 0)));
+  });
+
+async function tokensOf(kind: string, plain: readonly string[]): Promise<string[]> {
+  return (await engine.protect(kind, plain, options)).result;
+}
+
+describe('unprotect in place equals unprotect of the text', () => {
+  it('ssn: the three spellings round-trip, near misses are left', async () => {
+    const ssns = fc.tuple(digits(3), digits(2), digits(4), fc.constantFrom('-', ' ', '')).map(([a, b, c, s]) => `${a}${s}${b}${s}${c}`);
+    await fc.assert(fc.asyncProperty(fc.array(ssns, { minLength: 1, maxLength: 40 }), fc.array(withNearMiss(ssns), { maxLength: 40 }), async (plain, odd) => {
+      const tokens = await tokensOf('ssn', plain);
+      const values = [...tokens.map((t) => Buffer.from(t)), ...odd];
+      const rewritten = await checkAgainstText('ssn', values);
+      expect(rewritten).toBeGreaterThanOrEqual(tokens.length);
+    }), { numRuns: 60 });
+  });
+
+  it('ccn: every layout of 12 to 19 digits round-trips (Luhn state kept), near misses are left', async () => {
+    const cards = fc.tuple(fc.integer({ min: 12, max: 19 }), fc.constantFrom('', ' ', '-'), fc.array(fc.boolean(), { minLength: 19, maxLength: 19 }))
+      .chain(([n, separator, gaps]) => digits(n).map((d) => [...d].map((c, i) => (i < n - 1 && separator && gaps[i] ? c + separator : c)).join('')));
+    await fc.assert(fc.asyncProperty(fc.array(cards, { minLength: 1, maxLength: 40 }), fc.array(withNearMiss(cards), { maxLength: 40 }), async (plain, odd) => {
+      const tokens = await tokensOf('ccn', plain);
+      const values = [...tokens.map((t) => Buffer.from(t)), ...odd];
+      expect(await checkAgainstText('ccn', values)).toBeGreaterThanOrEqual(tokens.length);
+    }), { numRuns: 60 });
+  });
+
+  it('date: ISO dates across the calendar round-trip; other spellings and non-dates are left', async () => {
+    const isoDates = fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true })
+      .map((d) => d.toISOString().slice(0, 10));
+    const others = fc.constantFrom('12/31/2024', '31/12/1999', '2024/02/29', '2024.02.29', '2023-02-29', '0000-01-01', '2024-13-01', '2024-1-01', 'infinity', '2024-02-29 BC', '２０２４-01-01');
+    await fc.assert(fc.asyncProperty(fc.array(isoDates, { minLength: 1, maxLength: 40 }), fc.array(fc.oneof(withNearMiss(isoDates), others.map((t) => Buffer.from(t))), { maxLength: 40 }), async (plain, odd) => {
+      const tokens = await tokensOf('date', plain);
+      const values = [...tokens.map((t) => Buffer.from(t)), ...odd];
+      expect(await checkAgainstText('date', values)).toBeGreaterThanOrEqual(tokens.length);
+    }), { numRuns: 60 });
+  });
+
+  it('reads back the plaintext of what protect gave', async () => {
+    const plain = ['123-45-6789', '987654321', '555 12 0000'];
+    const { fields, buffers } = asFields((await tokensOf('ssn', plain)).map((t) => Buffer.from(t)));
+    const handled = new Uint8Array(plain.length);
+    engine.valueProtection('ssn', options).unprotectInPlace?.(fields, handled);
+    expect([...handled]).toEqual([1, 1, 1]);
+    expect(buffers.map((b, i) => b.subarray(fields.starts[i], (fields.starts[i] as number) + (fields.lengths[i] as number)).toString())).toEqual(plain);
+  });
+
+  it('only fpe of kinds that rewrite in place offers it', () => {
+    expect(engine.valueProtection('ssn', { method: 'tokenise', scope: 'x' }).unprotectInPlace).toBeUndefined();
+    expect(engine.valueProtection('ssn', { method: 'mask' }).unprotectInPlace).toBeUndefined();
+    expect(engine.valueProtection('email', options).unprotectInPlace).toBeUndefined();
+  });
+});
+
+describe('fpe in place, both directions, against the batch fpe', () => {
+  const cipher = createFpeCipher(Buffer.alloc(32, 5));
+  for (const [kind, value] of [['ssn', '078-05-1120'], ['ccn', '4111 1111 1111 1111'], ['date', '1969-07-20']] as const) {
+    it(`${kind}: encrypt in place gives fpe's output, decrypt in place gives the value back`, () => {
+      const handler = KIND_HANDLERS[kind];
+      const encrypted = handler.fpe([value], 'encrypt', cipher, 'en')[0];
+      const { fields, buffers } = asFields([Buffer.from(value)]);
+      const handled = new Uint8Array(1);
+      handler.fpeInPlace?.(fields, 'encrypt', cipher, handled);
+      const text = (): string => (buffers[0] as Buffer).subarray(fields.starts[0], (fields.starts[0] as number) + value.length).toString();
+      expect(handled[0]).toBe(1);
+      expect(text()).toBe(encrypted);
+      handled[0] = 0;
+      handler.fpeInPlace?.(fields, 'decrypt', cipher, handled);
+      expect(text()).toBe(value);
+    });
+  }
+});
