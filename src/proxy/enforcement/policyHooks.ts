@@ -47,8 +47,8 @@ export interface PolicyHooks {
 const FRONTEND_TYPES = 'QPBDECSFdcf';
 const BACKEND_TYPES = '123tTnDCIsEZGHdcS';
 
-/** Per column policy (the same object until a reload), its one-value protection where that costs bounded work. */
-function inlineProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {
+/** Per column policy (the same object until a reload), the engine's held protection for its options, if it gives one. */
+function heldProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {
   if (!('valueProtection' in engine)) return () => undefined;
   const held = engine as EngineWithValueProtection;
   const protections = new WeakMap<ColumnPolicy, ValueProtection | null>();
@@ -57,7 +57,6 @@ function inlineProtections(engine: Engine): (policy: ColumnPolicy) => ValueProte
     if (protection === undefined) {
       try {
         protection = held.valueProtection(policy.kind, policy.engineOptions);
-        if (!protection.immediate) protection = null;
       } catch {
         protection = null; // options the engine refuses: the batch call refuses them in its own words
       }
@@ -78,9 +77,14 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     catalogs.markAllStale();
   });
   const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_PROTECTED_VALUE_BYTES;
+  const protectionOf = heldProtections(options.engine);
   const services: PolicyServices = {
     engine: coalesceEngineCalls(boundValueLength(options.engine, maxValueBytes)),
-    inlineProtection: inlineProtections(options.engine),
+    inlineProtection: (policy) => {
+      const protection = protectionOf(policy);
+      return protection?.immediate === true ? protection : undefined;
+    },
+    unprotectInPlace: (policy) => protectionOf(policy)?.unprotectInPlace,
     maxValueBytes,
     store: options.policies,
     catalogs,

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../../audit/index.js';
 import type { AuthenticatedAccount } from '../../auth/index.js';
 import type { PolicyRefusal } from './policyRefusal.js';
+import type { InPlaceUnprotection } from './readPath/rowRewriter.js';
 import type { ColumnPolicy, PolicySet, PolicyStore } from '../../policy/index.js';
 import type { Engine, ValueProtection } from '../../engine/index.js';
 import type { SqlAnalysisCache } from '../sql/index.js';
@@ -47,6 +48,8 @@ export interface PolicyServices {
    * work (a Bind of few values is then rewritten inline); undefined: use `engine`.
    */
   inlineProtection(policy: ColumnPolicy): ValueProtection | undefined;
+  /** The column's unprotect of result fields in place over their bytes, where its kind and method have one. */
+  readonly unprotectInPlace: InPlaceUnprotection;
   /** proxy.maxProtectedValueBytes: the engine refuses longer values; binary COPY holds no longer field. */
   readonly maxValueBytes: number;
   readonly store: Pick<PolicyStore, 'current'>;

@@ -9,7 +9,7 @@ import { createEngine, type Engine } from '../../../src/engine/index.js';
 import { parsePolicies, type ColumnPolicy } from '../../../src/policy/index.js';
 import { createPolicyMetrics } from '../../../src/proxy/enforcement/policyMetrics.js';
 import type { PlannedField, ResultPlan } from '../../../src/proxy/enforcement/readPath/resultPlan.js';
-import { rewriteDataRows, withoutTrailingSpaces } from '../../../src/proxy/enforcement/readPath/rowRewriter.js';
+import { rewriteDataRows, withoutTrailingSpaces, type InPlaceUnprotection } from '../../../src/proxy/enforcement/readPath/rowRewriter.js';
 import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../../../src/proxy/enforcement/valueCodecs/dateStyle.js';
 import { encodeBinary, TYPE_OIDS } from '../../../src/proxy/enforcement/valueCodecs/valueCodecs.js';
 import { dataRowMessage } from '../../../src/proxy/protocol/messages.js';
@@ -22,6 +22,7 @@ columns:
   public.people.born: { kind: date, method: fpe, scope: people, reveal: { app: plaintext, support: mask } }
   public.people.uid: { kind: uuid, method: fpe, scope: people, reveal: { app: plaintext, support: mask } }
   public.people.ip: { kind: ipv4, method: fpe, scope: people, reveal: { app: plaintext, support: mask } }
+  public.people.card: { kind: ccn, method: fpe, scope: people, reveal: { app: plaintext, support: mask } }
 `, 'policies.yaml').columns;
 
 function policy(column: string): ColumnPolicy {
@@ -30,7 +31,10 @@ function policy(column: string): ColumnPolicy {
   return found;
 }
 
-const engine: Engine = createEngine({ masterKey: randomBytes(32) });
+const engine = createEngine({ masterKey: randomBytes(32) });
+/** The proxy's in-place unprotect of a column, as policyHooks hands it out. */
+const inPlace: InPlaceUnprotection = (columnPolicy) => engine.valueProtection(columnPolicy.kind, columnPolicy.engineOptions).unprotectInPlace;
+const copies = (rows: readonly Buffer[]): Buffer[] => rows.map((row) => Buffer.from(row));
 const plaintext = {
   // Short and long (past the ASCII fast path), ASCII and not.
   name: ['Zoë Ångström', 'José', 'Li Wei', '李小龍', 'O\'Brien', `Alexandra ${'Montgomery-'.repeat(8)}Smith`, `Ægir ${'Þórðarson '.repeat(8)}`],
@@ -38,8 +42,9 @@ const plaintext = {
   born: ['1990-05-17', '1975-12-01', '2001-02-28'],
   uid: ['3f2504e0-4f89-41d3-9a0c-0305e82c3301', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'],
   ip: ['192.168.1.20', '10.0.0.1'],
+  card: ['4111 1111 1111 1111', '5500-0000-0000-0004', '340000000000009', '4012888888881881'],
 };
-const tokens: Record<keyof typeof plaintext, string[]> = { name: [], ssn: [], born: [], uid: [], ip: [] };
+const tokens: Record<keyof typeof plaintext, string[]> = { name: [], ssn: [], born: [], uid: [], ip: [], card: [] };
 
 beforeAll(async () => {
   for (const column of Object.keys(plaintext) as (keyof typeof plaintext)[]) {
@@ -82,10 +87,15 @@ async function expectSameBytes(columns: readonly Column[], actions: readonly Pla
   const rows = Array.from({ length: rowCount }, () => dataRowMessage(columns.map((column) => storedValue(column, random))));
   const batchedMetrics = createPolicyMetrics();
   const plainMetrics = createPolicyMetrics();
-  const batched = await rewriteDataRows(rows, plan, engine, batchedMetrics, dateStyle);
+  const inPlaceMetrics = createPolicyMetrics();
+  // Each rewrite gets rows of its own: the in-place path writes into the rows it is given.
+  const batched = await rewriteDataRows(copies(rows), plan, engine, batchedMetrics, dateStyle);
+  const rewrittenInPlace = await rewriteDataRows(copies(rows), plan, engine, inPlaceMetrics, dateStyle, inPlace);
   const plain = Buffer.concat(await rewriteDataRowsPlainly(rows, plan, engine, plainMetrics, dateStyle));
   expect(batched.equals(plain)).toBe(true);
+  expect(rewrittenInPlace.equals(plain)).toBe(true);
   expect(batchedMetrics).toEqual(plainMetrics);
+  expect(inPlaceMetrics).toEqual(plainMetrics);
 }
 
 const TEXT_COLUMNS: Column[] = [
@@ -95,6 +105,8 @@ const TEXT_COLUMNS: Column[] = [
   { name: 'other' },
   { name: 'born', typeOid: TYPE_OIDS.date, format: 0 },
   { name: 'ip', typeOid: TYPE_OIDS.bpchar, format: 0 },
+  { name: 'card', typeOid: TYPE_OIDS.text, format: 0 },
+  { name: 'ssn', typeOid: TYPE_OIDS.bpchar, format: 0 },
 ];
 
 const BINARY_COLUMNS: Column[] = [
@@ -135,6 +147,47 @@ describe('rewriteDataRows (batched) against the plain rewriter', () => {
     expect(metrics.unprotectFailures).toBe(1);
     const nulled = await rewriteDataRows(rows, plan('null'), engine, createPolicyMetrics(), DEFAULT_DATE_STYLE);
     expect(nulled).toEqual(Buffer.concat([dataRowMessage([null, Buffer.from('x')]), dataRowMessage([null, null])]));
+  });
+});
+
+describe('rewriteDataRows in place', () => {
+  it('rewrites ssn, card and ISO date fields where they lie, and sends the rest the string way', async () => {
+    const plan: ResultPlan = {
+      fieldCount: 4,
+      fields: [
+        { index: 0, policy: policy('ssn'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
+        { index: 1, policy: policy('card'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
+        { index: 2, policy: policy('born'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.date, typmod: -1 },
+        { index: 3, policy: policy('name'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
+      ],
+    };
+    const row = (i: number): Buffer => dataRowMessage([tokens.ssn[i], tokens.card[i], tokens.born[i], tokens.name[i]].map((t) => Buffer.from(t as string)));
+    const odd = dataRowMessage([Buffer.from('not an ssn'), null, Buffer.from('infinity'), Buffer.from('x')]);
+    const metrics = createPolicyMetrics();
+    const revealed = await rewriteDataRows([row(0), odd, row(1)], plan, engine, metrics, DEFAULT_DATE_STYLE, inPlace);
+    const expected = (i: number): Buffer => dataRowMessage([plaintext.ssn[i], plaintext.card[i], plaintext.born[i], plaintext.name[i]].map((t) => Buffer.from(t as string)));
+    expect(revealed).toEqual(Buffer.concat([expected(0), odd, expected(1)]));
+    // Eight revealed, three in the odd row tried and left as stored (the NULL is not a value).
+    expect(metrics.valuesRevealed).toBe(11);
+    expect(metrics.unprotectFailures).toBe(3);
+  });
+
+  it('is not used for a mask view, bpchar, binary format or a non-ISO DateStyle', async () => {
+    const asked: string[] = [];
+    const watching: InPlaceUnprotection = (columnPolicy) => {
+      asked.push(columnPolicy.kind);
+      return inPlace(columnPolicy);
+    };
+    const field = (action: PlannedField['action'], typeOid: number, format: number, column: 'ssn' | 'born' = 'ssn'): ResultPlan => ({ fieldCount: 1, fields: [{ index: 0, policy: policy(column), action, format, typeOid, typmod: -1 }] });
+    const rows = (): Buffer[] => [dataRowMessage([Buffer.from(tokens.ssn[0] as string)])];
+    await rewriteDataRows(rows(), field('mask', TYPE_OIDS.text, 0), engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, watching);
+    await rewriteDataRows(rows(), field('unprotect-then-mask', TYPE_OIDS.text, 0), engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, watching);
+    await rewriteDataRows(rows(), field('unprotect', TYPE_OIDS.bpchar, 0), engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, watching);
+    await rewriteDataRows(rows(), field('unprotect', TYPE_OIDS.text, 1), engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, watching);
+    await rewriteDataRows([dataRowMessage([Buffer.from('05/17/1990')])], field('unprotect', TYPE_OIDS.date, 0, 'born'), engine, createPolicyMetrics(), parseDateStyle('SQL, MDY'), watching);
+    expect(asked).toEqual([]);
+    await rewriteDataRows(rows(), field('unprotect', TYPE_OIDS.varchar, 0), engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, watching);
+    expect(asked).toEqual(['ssn']);
   });
 });
 

@@ -3,6 +3,7 @@
  * in flat typed arrays (no array per row or field), and the batch written back with the changed
  * fields as one buffer (one allocation for the whole batch, unchanged bytes copied as runs).
  */
+import type { ByteFields } from '../../../engine/index.js';
 
 /** A field's new value: text (UTF-8), bytes (binary format), NULL, or undefined (as stored). */
 export type FieldChange = string | Buffer | null | undefined;
@@ -56,6 +57,29 @@ export class DataRowBatch {
     const at = row * this.fieldIndexes.length + slot;
     const start = this.starts[at] as number;
     return (this.rows[row] as Buffer).subarray(start, start + (this.lengths[at] as number));
+  }
+
+  /**
+   * The slot's present (not NULL) fields as byte ranges of their rows, for a rewrite in place
+   * (the rows' own memory: write() then copies what was written there), and each one's row.
+   */
+  presentFields(slot: number): { fields: ByteFields; rowOf: Int32Array } {
+    const slots = this.fieldIndexes.length;
+    const count = this.rows.length;
+    const buffers: Buffer[] = [];
+    const starts = new Int32Array(count);
+    const lengths = new Int32Array(count);
+    const rowOf = new Int32Array(count);
+    for (let row = 0, at = slot; row < count; row++, at += slots) {
+      const length = this.lengths[at] as number;
+      if (length === ABSENT) continue;
+      const k = buffers.length;
+      starts[k] = this.starts[at] as number;
+      lengths[k] = length;
+      rowOf[k] = row;
+      buffers.push(this.rows[row] as Buffer);
+    }
+    return { fields: { count: buffers.length, buffers, starts, lengths }, rowOf };
   }
 
   change(row: number, slot: number, value: string | Buffer | null): void {
