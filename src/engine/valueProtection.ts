@@ -102,7 +102,10 @@ class OneValueProtection implements ValueProtection {
     // Spellings the kinds rewrite in place are a few dozen bytes: never past maxTokenBytes.
     if (cipher !== undefined && handler.fpeInPlace !== undefined) {
       const inPlace = handler.fpeInPlace.bind(handler);
-      this.unprotectInPlace = (fields, handled) => inPlace(fields, 'decrypt', cipher, handled);
+      this.unprotectInPlace = (fields, handled) => {
+        requireFieldsInBounds(fields, handled);
+        inPlace(fields, 'decrypt', cipher, handled);
+      };
     }
   }
 
@@ -165,6 +168,21 @@ class OneValueProtection implements ValueProtection {
   private requireShortEnough(value: string): void {
     if (isLongerThan(value, this.maxValueBytes)) {
       throw new ProtectionError('value_too_long', `values longer than ${this.maxValueBytes} bytes`, [0]);
+    }
+  }
+}
+
+/** Every field lies inside its buffer, and there is a handled flag for each: else a RangeError, nothing written. */
+function requireFieldsInBounds(fields: ByteFields, handled: Uint8Array): void {
+  const { count, buffers, starts, lengths } = fields;
+  if (buffers.length < count || starts.length < count || lengths.length < count || handled.length < count) {
+    throw new RangeError('unprotectInPlace: fewer buffers, offsets, lengths or flags than fields');
+  }
+  for (let i = 0; i < count; i++) {
+    const start = starts[i] as number;
+    const length = lengths[i] as number;
+    if (start < 0 || length < 0 || start + length > (buffers[i] as Uint8Array).length) {
+      throw new RangeError('unprotectInPlace: a field lies outside its buffer');
     }
   }
 }

@@ -116,11 +116,14 @@ class AesFpeCipher implements FpeCipher {
       while (pending.length > 0) {
         const again = offHeapUint16Array(pending.length * bits);
         const next = offHeapUint16Array(pending.length * bits);
-        pending.forEach((j, g) => { again.set(output.subarray(j * bits, (j + 1) * bits), g * bits); });
-        ff1.cryptRun(bits, again, prefixed, decrypt, next);
-        pending.forEach((j, g) => { output.set(next.subarray(g * bits, (g + 1) * bits), j * bits); });
-        again.fill(0);
-        next.fill(0);
+        try {
+          pending.forEach((j, g) => { again.set(output.subarray(j * bits, (j + 1) * bits), g * bits); });
+          ff1.cryptRun(bits, again, prefixed, decrypt, next);
+          pending.forEach((j, g) => { output.set(next.subarray(g * bits, (g + 1) * bits), j * bits); });
+        } finally {
+          again.fill(0);
+          next.fill(0);
+        }
         pending = pending.filter((j) => numeralsToNumber(output, j * bits, (j + 1) * bits, 2) >= domain);
       }
       for (let j = 0; j < count; j++) out[j] = numeralsToNumber(output, j * bits, (j + 1) * bits, 2);

@@ -152,7 +152,11 @@ export class FF1 {
     const values = new Array<Uint16Array>(count);
     for (let j = 0; j < count; j++) values[j] = input.subarray(j * n, (j + 1) * n);
     const results = this.cryptGroup(values, tweak, decrypt);
-    for (let j = 0; j < count; j++) out.set(results[j] as Uint16Array, j * n);
+    for (let j = 0; j < count; j++) {
+      const result = results[j] as Uint16Array;
+      out.set(result, j * n);
+      result.fill(0); // a decrypt's plaintext numerals: `out` is the only copy kept
+    }
   }
 
   /** cryptOne's sizes for (n, t), or undefined where it does not apply; cached (lengths are few). */

@@ -215,21 +215,24 @@ function fpeIsoDatesInPlace(fields: ByteFields, direction: FpeDirection, cipher:
     ranks[members.length] = ALL_DATES.rank({ year, month, day });
     members.push(i);
   }
-  if (members.length === 0) return;
   const out = new Int32Array(members.length);
-  if (!cipher.cryptIntegerRun(ALL_DATES.size, ranks.subarray(0, members.length), ALL_DATES.tweak, direction === 'decrypt', out)) return;
-  for (let k = 0; k < members.length; k++) {
-    const i = members[k] as number;
-    const bytes = buffers[i] as Uint8Array;
-    const start = starts[i] as number;
-    const date = ALL_DATES.unrank(out[k] as number);
-    writeDigitBytes(bytes, start, 4, date.year);
-    writeDigitBytes(bytes, start + 5, 2, date.month);
-    writeDigitBytes(bytes, start + 8, 2, date.day);
-    handled[i] = 1;
+  try {
+    if (members.length === 0) return;
+    if (!cipher.cryptIntegerRun(ALL_DATES.size, ranks.subarray(0, members.length), ALL_DATES.tweak, direction === 'decrypt', out)) return;
+    for (let k = 0; k < members.length; k++) {
+      const i = members[k] as number;
+      const bytes = buffers[i] as Uint8Array;
+      const start = starts[i] as number;
+      const date = ALL_DATES.unrank(out[k] as number);
+      writeDigitBytes(bytes, start, 4, date.year);
+      writeDigitBytes(bytes, start + 5, 2, date.month);
+      writeDigitBytes(bytes, start + 8, 2, date.day);
+      handled[i] = 1;
+    }
+  } finally {
+    ranks.fill(0);
+    out.fill(0);
   }
-  ranks.fill(0);
-  out.fill(0);
 }
 
 export const dateKind: KindHandler = {

@@ -39,7 +39,8 @@ export class DigitSpellings {
       for (; p < length; p++) {
         const code = bytes[start + p] as number;
         const want = template[p] as number;
-        if (want === DIGIT_PLACE ? code < CODE_0 || code > CODE_9 : code !== want) break;
+        // Written so that a byte past the buffer (undefined) is no digit either.
+        if (want === DIGIT_PLACE ? !(code >= CODE_0 && code <= CODE_9) : code !== want) break;
       }
       if (p === length) return t;
     }

@@ -113,6 +113,20 @@ describe('unprotect in place equals unprotect of the text', () => {
     expect(buffers.map((b, i) => b.subarray(fields.starts[i], (fields.starts[i] as number) + (fields.lengths[i] as number)).toString())).toEqual(plain);
   });
 
+  it('refuses fields that lie outside their buffers, writing nothing', async () => {
+    const unprotectInPlace = engine.valueProtection('ssn', options).unprotectInPlace;
+    const token = Buffer.from((await tokensOf('ssn', ['123-45-6789']))[0] as string);
+    const cases: [number, number][] = [[0, 12], [1, 11], [-1, 5], [0, -1]];
+    for (const [start, length] of cases) {
+      const buffer = Buffer.from(token);
+      const fields: ByteFields = { count: 1, buffers: [buffer], starts: Int32Array.of(start), lengths: Int32Array.of(length) };
+      expect(() => unprotectInPlace?.(fields, new Uint8Array(1))).toThrow(/outside its buffer/);
+      expect(buffer).toEqual(token);
+    }
+    const fields: ByteFields = { count: 2, buffers: [Buffer.from(token)], starts: Int32Array.of(0, 0), lengths: Int32Array.of(11, 11) };
+    expect(() => unprotectInPlace?.(fields, new Uint8Array(2))).toThrow(/fewer buffers/);
+  });
+
   it('only fpe of kinds that rewrite in place offers it', () => {
     expect(engine.valueProtection('ssn', { method: 'tokenise', scope: 'x' }).unprotectInPlace).toBeUndefined();
     expect(engine.valueProtection('ssn', { method: 'mask' }).unprotectInPlace).toBeUndefined();

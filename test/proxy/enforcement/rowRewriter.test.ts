@@ -172,6 +172,24 @@ describe('rewriteDataRows in place', () => {
     expect(metrics.unprotectFailures).toBe(3);
   });
 
+  it('runs past its slice size (the loop turns between slices) with the same bytes', async () => {
+    await expectSameBytes(TEXT_COLUMNS, ['unprotect'], 1300, 21, DEFAULT_DATE_STYLE);
+  });
+
+  it('leaves a field said longer than its frame (a malformed message) to the string way', async () => {
+    const plan: ResultPlan = { fieldCount: 1, fields: [{ index: 0, policy: policy('ssn'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 }] };
+    // An 11-byte ssn token whose frame stops 3 bytes early.
+    const whole = dataRowMessage([Buffer.from(tokens.ssn[0] as string)]);
+    const cut = whole.subarray(0, whole.length - 3);
+    cut.writeInt32BE(cut.length - 1, 1);
+    const viaStrings = createPolicyMetrics();
+    const viaInPlace = createPolicyMetrics();
+    const expected = await rewriteDataRows([Buffer.from(cut)], plan, engine, viaStrings, DEFAULT_DATE_STYLE);
+    expect(await rewriteDataRows([Buffer.from(cut)], plan, engine, viaInPlace, DEFAULT_DATE_STYLE, inPlace)).toEqual(expected);
+    expect(viaInPlace).toEqual(viaStrings);
+    expect(viaInPlace.unprotectFailures).toBe(1);
+  });
+
   it('is not used for a mask view, bpchar, binary format or a non-ISO DateStyle', async () => {
     const asked: string[] = [];
     const watching: InPlaceUnprotection = (columnPolicy) => {

@@ -73,11 +73,14 @@ export class DataRowBatch {
     for (let row = 0, at = slot; row < count; row++, at += slots) {
       const length = this.lengths[at] as number;
       if (length === ABSENT) continue;
+      const frame = this.rows[row] as Buffer;
+      // A field said longer than its frame (a malformed upstream message) stays on the string way.
+      if ((this.starts[at] as number) + length > frame.length) continue;
       const k = buffers.length;
       starts[k] = this.starts[at] as number;
       lengths[k] = length;
       rowOf[k] = row;
-      buffers.push(this.rows[row] as Buffer);
+      buffers.push(frame);
     }
     return { fields: { count: buffers.length, buffers, starts, lengths }, rowOf };
   }

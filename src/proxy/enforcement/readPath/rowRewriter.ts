@@ -60,9 +60,9 @@ export async function rewriteDataRows(
   rows: readonly Buffer[], plan: ResultPlan, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle, inPlace?: InPlaceUnprotection,
 ): Promise<Buffer> {
   const batch = new DataRowBatch(rows, fieldIndexes(plan));
-  await Promise.all(plan.fields.map((field, slot) => {
+  await Promise.all(plan.fields.map(async (field, slot) => {
     const unprotectInPlace = inPlace !== undefined && rewritesInPlace(field, dateStyle) ? inPlace(field.policy) : undefined;
-    const done = unprotectInPlace === undefined ? undefined : unprotectFieldsInPlace(batch, slot, unprotectInPlace, metrics);
+    const done = unprotectInPlace === undefined ? undefined : await unprotectFieldsInPlace(batch, slot, unprotectInPlace, metrics);
     return rewriteField(batch, slot, field, engine, metrics, dateStyle, done);
   }));
   return batch.write();
@@ -76,13 +76,27 @@ function rewritesInPlace(field: PlannedField, dateStyle: DateStyle): boolean {
   return field.action === 'unprotect' && field.format === 0 && !isPadded(field) && (!isTextDate(field) || dateStyle.output === 'ISO');
 }
 
+/** Fields per synchronous in-place call: a long batch of a dear kind still lets the loop turn between runs. */
+const IN_PLACE_SLICE = 512;
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Unprotects the slot's fields in place where the kind can; returns which rows it did (1). */
-function unprotectFieldsInPlace(
+async function unprotectFieldsInPlace(
   batch: DataRowBatch, slot: number, unprotectInPlace: (fields: ByteFields, handled: Uint8Array) => void, metrics: PolicyMetrics,
-): Uint8Array {
+): Promise<Uint8Array> {
   const { fields, rowOf } = batch.presentFields(slot);
   const handled = new Uint8Array(fields.count);
-  unprotectInPlace(fields, handled);
+  for (let from = 0; from < fields.count; from += IN_PLACE_SLICE) {
+    if (from > 0) await nextTurn();
+    const to = Math.min(fields.count, from + IN_PLACE_SLICE);
+    const slice = from === 0 && to === fields.count ? fields : {
+      count: to - from, buffers: fields.buffers.slice(from, to), starts: fields.starts.subarray(from, to), lengths: fields.lengths.subarray(from, to),
+    };
+    unprotectInPlace(slice, handled.subarray(from, to));
+  }
   const doneRows = new Uint8Array(batch.rows.length);
   let done = 0;
   for (let k = 0; k < fields.count; k++) {
