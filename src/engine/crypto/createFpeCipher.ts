@@ -112,7 +112,11 @@ class AesFpeCipher implements FpeCipher {
       for (let j = 0; j < count; j++) numberToNumerals(values[j] as number, 2, input, j * bits, bits);
       ff1.cryptRun(bits, input, prefixed, decrypt, output);
       let pending: number[] = [];
-      for (let j = 0; j < count; j++) if (numeralsToNumber(output, j * bits, (j + 1) * bits, 2) >= domain) pending.push(j);
+      for (let j = 0; j < count; j++) {
+        const y = numeralsToNumber(output, j * bits, (j + 1) * bits, 2);
+        if (y >= domain) pending.push(j);
+        else out[j] = y;
+      }
       while (pending.length > 0) {
         const again = offHeapUint16Array(pending.length * bits);
         const next = offHeapUint16Array(pending.length * bits);
@@ -124,9 +128,12 @@ class AesFpeCipher implements FpeCipher {
           again.fill(0);
           next.fill(0);
         }
-        pending = pending.filter((j) => numeralsToNumber(output, j * bits, (j + 1) * bits, 2) >= domain);
+        pending = pending.filter((j) => {
+          const y = numeralsToNumber(output, j * bits, (j + 1) * bits, 2);
+          if (y < domain) out[j] = y;
+          return y >= domain;
+        });
       }
-      for (let j = 0; j < count; j++) out[j] = numeralsToNumber(output, j * bits, (j + 1) * bits, 2);
     } finally {
       input.fill(0);
       output.fill(0);

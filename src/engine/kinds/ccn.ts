@@ -199,7 +199,10 @@ export const ccnKind: KindHandler = {
       if (layoutKey < 0) continue;
       const bodyEnd = offset + (layoutKey % 20) - 1;
       checkDelta[i] = ((groups.numerals[bodyEnd] ?? 0) - luhnCheckDigit(groups.numerals, offset, bodyEnd) + 10) % 10;
-      groups.add(layoutKey, i, (layoutKey % 20) - 1, () => tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length))));
+      if (!groups.add(layoutKey, i)) {
+        groups.open(layoutKey, (layoutKey % 20) - 1, tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length))));
+        groups.add(layoutKey, i);
+      }
     }
     groups.crypt(cipher, 10, direction === 'decrypt', (i, body, at, n) => {
       const bytes = buffers[i] as Uint8Array;

@@ -70,7 +70,10 @@ export function fpeAllDigitsInPlace(
       const code = bytes[p] as number;
       if (code >= CODE_0 && code <= CODE_9) numerals[k++] = code - CODE_0;
     }
-    groups.add(template, i, spellings.digitCount(template), () => tweaks.get(spellings.layouts[template] as string));
+    if (!groups.add(template, i)) {
+      groups.open(template, spellings.digitCount(template), tweaks.get(spellings.layouts[template] as string));
+      groups.add(template, i);
+    }
   }
   groups.crypt(cipher, 10, direction === 'decrypt', (i, result, at) => {
     const bytes = buffers[i] as Uint8Array;

@@ -27,14 +27,17 @@ export class NumeralGroups {
     this.numerals = valueNumerals.take(count * stride);
   }
 
-  /** Value i, of n numerals (already written), in the group `key`; `tweak` is asked once per group. */
-  add(key: number, i: number, n: number, tweak: () => Tweak): void {
-    let group = this.byKey.get(key);
-    if (group === undefined) {
-      group = { n, tweak: tweak(), members: [] };
-      this.byKey.set(key, group);
-    }
+  /** Value i (its numerals already written) joins the group `key`; false when there is no such group yet (open it, then add). */
+  add(key: number, i: number): boolean {
+    const group = this.byKey.get(key);
+    if (group === undefined) return false;
     group.members.push(i);
+    return true;
+  }
+
+  /** A group of values of n numerals under one tweak. */
+  open(key: number, n: number, tweak: Tweak): void {
+    if (!this.byKey.has(key)) this.byKey.set(key, { n, tweak, members: [] });
   }
 
   /**
