@@ -3,7 +3,7 @@ export { createEngine } from './engine.js';
 export type { Engine, EngineConfig, EngineWithValueProtection } from './engineTypes.js';
 export type { ByteFields } from './kinds/kind.js';
 export {
-  INVALID_SCOPE, INVALID_TOKEN, type UnprotectDiscrepancy, type ValueProtection,
+  INVALID_SCOPE, INVALID_TOKEN, type UnprotectDiscrepancy, type UnprotectInPlace, type ValueProtection,
 } from './valueProtection.js';
 export { ProtectionError, type ProtectionErrorCode } from './errors.js';
 export { MAX_NOISE, MAX_SCOPE_BYTES } from './options.js';

@@ -47,8 +47,11 @@ export interface ValueProtection {
    * 0 where it was left untouched (another spelling, no value of the kind), for `unprotect` to
    * decide. Bounded work per value, no permutation table: fit to run inline.
    */
-  readonly unprotectInPlace?: (fields: ByteFields, handled: Uint8Array) => void;
+  readonly unprotectInPlace?: UnprotectInPlace;
 }
+
+/** ValueProtection.unprotectInPlace: rewrites what it can of `fields`, flagging each in `handled`. */
+export type UnprotectInPlace = (fields: ByteFields, handled: Uint8Array) => void;
 
 /** What a ValueProtection works with: the engine's parts for one kind and set of options. */
 export interface ValueProtectionParts {
@@ -86,7 +89,7 @@ class OneValueProtection implements ValueProtection {
   private readonly maxValueBytes: number;
   private readonly maxTokenBytes: number;
   private readonly cipher: FpeCipher | undefined;
-  readonly unprotectInPlace?: (fields: ByteFields, handled: Uint8Array) => void;
+  readonly unprotectInPlace?: UnprotectInPlace;
 
   constructor(parts: ValueProtectionParts) {
     this.kind = parts.kind;

@@ -134,23 +134,16 @@ export class FF1 {
     if (!Number.isInteger(n) || n < 1 || total % n !== 0) throw new RangeError('FF1 run: the input is not whole values of n numerals');
     if (out.length !== total || out === input) throw new RangeError('FF1 output must be another array of the input\'s length');
     if (tweak.length > MAX_TWEAK_BYTES) throw new RangeError(`FF1 tweaks are limited to ${MAX_TWEAK_BYTES} bytes`);
-    if (n < this.minLength) {
-      throw new RangeError(`FF1 radix ${this.radix} needs at least ${this.minLength} numerals (radix^length >= ${FF1_MIN_DOMAIN_SIZE})`);
-    }
+    this.requireLength(n);
     if (total === 0) return;
     if (this.native?.inRange(n)) {
       // The addon checks every numeral against the radix itself, and throws a RangeError.
       this.native.cryptRun(n, input, tweak, decrypt, out);
       return;
     }
-    if (this.radix !== FF1_MAX_RADIX) {
-      for (let p = 0; p < total; p++) {
-        if ((input[p] as number) >= this.radix) throw new RangeError(`FF1 numeral out of range for radix ${this.radix}`);
-      }
-    }
     const count = total / n;
     const values = new Array<Uint16Array>(count);
-    for (let j = 0; j < count; j++) values[j] = input.subarray(j * n, (j + 1) * n);
+    for (let j = 0; j < count; j++) this.checkNumerals((values[j] = input.subarray(j * n, (j + 1) * n)));
     const results = this.cryptGroup(values, tweak, decrypt);
     for (let j = 0; j < count; j++) {
       const result = results[j] as Uint16Array;
@@ -177,10 +170,14 @@ export class FF1 {
     return shape;
   }
 
-  private checkNumerals(x: Uint16Array): void {
-    if (x.length < this.minLength) {
+  private requireLength(n: number): void {
+    if (n < this.minLength) {
       throw new RangeError(`FF1 radix ${this.radix} needs at least ${this.minLength} numerals (radix^length >= ${FF1_MIN_DOMAIN_SIZE})`);
     }
+  }
+
+  private checkNumerals(x: Uint16Array): void {
+    this.requireLength(x.length);
     if (this.radix === FF1_MAX_RADIX) return;
     for (let p = 0; p < x.length; p++) {
       if ((x[p] as number) >= this.radix) throw new RangeError(`FF1 numeral out of range for radix ${this.radix}`);

@@ -40,14 +40,15 @@ export interface FpeCipher {
    * one tweak for all, into `out` (another array of the same length): the numerals
    * encryptNumerals / decryptNumerals give each, without an array per value. False, `out`
    * untouched, where those values do not go through FF1 (radix^n < FF1_MIN_DOMAIN): the caller
-   * takes the batch path then.
+   * takes the batch path then. After a throw `out` may hold some results: the caller wipes it.
    */
   cryptNumeralRun?(radix: number, n: number, values: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): boolean;
 
   /**
    * Optional: encryptInteger / decryptInteger of integers held as numbers, into `out` (same
    * length): the same integers, without BigInt. False, `out` untouched, where the domain is
-   * below FF1_MIN_DOMAIN or above 2^31: the caller takes the bigint path then.
+   * below FF1_MIN_DOMAIN or above 2^31: the caller takes the bigint path then. After a throw
+   * `out` may hold some results: the caller wipes it.
    */
   cryptIntegerRun?(domain: number, values: Int32Array, tweak: Tweak, decrypt: boolean, out: Int32Array): boolean;
 

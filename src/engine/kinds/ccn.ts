@@ -190,32 +190,37 @@ export const ccnKind: KindHandler = {
     const { count, buffers, starts, lengths } = fields;
     const groups = new NumeralGroups(count, MAX_DIGITS);
     const checkDelta = new Uint8Array(count);
-    for (let i = 0; i < count; i++) {
-      const bytes = buffers[i] as Uint8Array;
-      const start = starts[i] as number;
-      const length = lengths[i] as number;
-      const offset = i * MAX_DIGITS;
-      const layoutKey = parseCodesInto(bytes, start, length, groups.numerals, offset);
-      if (layoutKey < 0) continue;
-      const bodyEnd = offset + (layoutKey % 20) - 1;
-      checkDelta[i] = ((groups.numerals[bodyEnd] ?? 0) - luhnCheckDigit(groups.numerals, offset, bodyEnd) + 10) % 10;
-      if (!groups.add(layoutKey, i)) {
-        groups.open(layoutKey, (layoutKey % 20) - 1, tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length))));
-        groups.add(layoutKey, i);
+    try {
+      for (let i = 0; i < count; i++) {
+        const bytes = buffers[i] as Uint8Array;
+        const start = starts[i] as number;
+        const length = lengths[i] as number;
+        const offset = i * MAX_DIGITS;
+        const layoutKey = parseCodesInto(bytes, start, length, groups.numerals, offset);
+        if (layoutKey < 0) continue;
+        const bodyEnd = offset + (layoutKey % 20) - 1;
+        checkDelta[i] = ((groups.numerals[bodyEnd] ?? 0) - luhnCheckDigit(groups.numerals, offset, bodyEnd) + 10) % 10;
+        if (!groups.add(layoutKey, i)) {
+          groups.open(layoutKey, (layoutKey % 20) - 1, tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length))));
+          groups.add(layoutKey, i);
+        }
       }
+      groups.crypt(cipher, 10, direction === 'decrypt', (i, body, at, n) => {
+        const bytes = buffers[i] as Uint8Array;
+        const start = starts[i] as number;
+        const end = start + (lengths[i] as number) - 1;
+        let k = at;
+        for (let p = start; p < end; p++) {
+          const code = bytes[p] as number;
+          if (code !== SPACE && code !== HYPHEN) bytes[p] = CODE_0 + (body[k++] as number);
+        }
+        bytes[end] = CODE_0 + ((luhnCheckDigit(body, at, at + n) + (checkDelta[i] as number)) % 10);
+        handled[i] = 1;
+      });
+    } finally {
+      groups.wipe();
+      checkDelta.fill(0);
     }
-    groups.crypt(cipher, 10, direction === 'decrypt', (i, body, at, n) => {
-      const bytes = buffers[i] as Uint8Array;
-      const start = starts[i] as number;
-      const end = start + (lengths[i] as number) - 1;
-      let k = at;
-      for (let p = start; p < end; p++) {
-        const code = bytes[p] as number;
-        if (code !== SPACE && code !== HYPHEN) bytes[p] = CODE_0 + (body[k++] as number);
-      }
-      bytes[end] = CODE_0 + ((luhnCheckDigit(body, at, at + n) + (checkDelta[i] as number)) % 10);
-      handled[i] = 1;
-    });
   },
 
   /** fpe of one value: the same steps over reused buffers. */

@@ -59,30 +59,34 @@ export function fpeAllDigitsInPlace(
   const { count, buffers, starts, lengths } = fields;
   const groups = new NumeralGroups(count, spellings.maxDigits);
   const numerals = groups.numerals;
-  for (let i = 0; i < count; i++) {
-    const bytes = buffers[i] as Uint8Array;
-    const start = starts[i] as number;
-    const length = lengths[i] as number;
-    const template = spellings.match(bytes, start, length);
-    if (template < 0) continue;
-    let k = i * groups.stride;
-    for (let p = start; p < start + length; p++) {
-      const code = bytes[p] as number;
-      if (code >= CODE_0 && code <= CODE_9) numerals[k++] = code - CODE_0;
+  try {
+    for (let i = 0; i < count; i++) {
+      const bytes = buffers[i] as Uint8Array;
+      const start = starts[i] as number;
+      const length = lengths[i] as number;
+      const template = spellings.match(bytes, start, length);
+      if (template < 0) continue;
+      let k = i * groups.stride;
+      for (let p = start; p < start + length; p++) {
+        const code = bytes[p] as number;
+        if (code >= CODE_0 && code <= CODE_9) numerals[k++] = code - CODE_0;
+      }
+      if (!groups.add(template, i)) {
+        groups.open(template, spellings.digitCount(template), tweaks.get(spellings.layouts[template] as string));
+        groups.add(template, i);
+      }
     }
-    if (!groups.add(template, i)) {
-      groups.open(template, spellings.digitCount(template), tweaks.get(spellings.layouts[template] as string));
-      groups.add(template, i);
-    }
+    groups.crypt(cipher, 10, direction === 'decrypt', (i, result, at) => {
+      const bytes = buffers[i] as Uint8Array;
+      const start = starts[i] as number;
+      let k = at;
+      for (let p = start; p < start + (lengths[i] as number); p++) {
+        const code = bytes[p] as number;
+        if (code >= CODE_0 && code <= CODE_9) bytes[p] = CODE_0 + (result[k++] as number);
+      }
+      handled[i] = 1;
+    });
+  } finally {
+    groups.wipe();
   }
-  groups.crypt(cipher, 10, direction === 'decrypt', (i, result, at) => {
-    const bytes = buffers[i] as Uint8Array;
-    const start = starts[i] as number;
-    let k = at;
-    for (let p = start; p < start + (lengths[i] as number); p++) {
-      const code = bytes[p] as number;
-      if (code >= CODE_0 && code <= CODE_9) bytes[p] = CODE_0 + (result[k++] as number);
-    }
-    handled[i] = 1;
-  });
 }

@@ -98,13 +98,13 @@ export class BackendPolicy {
     const engine = this.state.services.engine;
     const metrics = this.state.services.metrics;
     const dateStyle = this.state.settings.dateStyle;
-    const unprotectInPlace = this.state.services.unprotectInPlace;
+    const services = this.state.services;
     const revealed = plaintextColumns(plan.fields);
     const state = this.state;
     return (rows) => {
       // Recorded before the batch can leave: the audit line precedes the plaintext.
       if (revealed.length > 0) state.revealed(revealed, rows.length);
-      return rewriteDataRows(rows, plan, engine, metrics, dateStyle, unprotectInPlace);
+      return rewriteDataRows(rows, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy));
     };
   }
 

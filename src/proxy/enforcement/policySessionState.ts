@@ -6,9 +6,8 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../../audit/index.js';
 import type { AuthenticatedAccount } from '../../auth/index.js';
 import type { PolicyRefusal } from './policyRefusal.js';
-import type { InPlaceUnprotection } from './readPath/rowRewriter.js';
 import type { ColumnPolicy, PolicySet, PolicyStore } from '../../policy/index.js';
-import type { Engine, ValueProtection } from '../../engine/index.js';
+import type { Engine, UnprotectInPlace, ValueProtection } from '../../engine/index.js';
 import type { SqlAnalysisCache } from '../sql/index.js';
 import type { DatabaseCatalog, CatalogCache } from './catalog/catalogCache.js';
 import type { CatalogSnapshot } from './catalog/catalogSnapshot.js';
@@ -49,7 +48,7 @@ export interface PolicyServices {
    */
   inlineProtection(policy: ColumnPolicy): ValueProtection | undefined;
   /** The column's unprotect of result fields in place over their bytes, where its kind and method have one. */
-  readonly unprotectInPlace: InPlaceUnprotection;
+  unprotectInPlace(policy: ColumnPolicy): UnprotectInPlace | undefined;
   /** proxy.maxProtectedValueBytes: the engine refuses longer values; binary COPY holds no longer field. */
   readonly maxValueBytes: number;
   readonly store: Pick<PolicyStore, 'current'>;

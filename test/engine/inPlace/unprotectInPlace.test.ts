@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createEngine, type ByteFields } from '../../../src/engine/index.js';
 import { KIND_HANDLERS } from '../../../src/engine/kinds/registry.js';
 import { createFpeCipher } from '../../../src/engine/crypto/createFpeCipher.js';
+import { NumeralGroups } from '../../../src/engine/kinds/numeralGroups.js';
 
 /**
  * Unprotect in place over bytes (the proxy's read path for ssn, ccn and ISO dates) against
@@ -131,6 +132,19 @@ describe('unprotect in place equals unprotect of the text', () => {
     expect(engine.valueProtection('ssn', { method: 'tokenise', scope: 'x' }).unprotectInPlace).toBeUndefined();
     expect(engine.valueProtection('ssn', { method: 'mask' }).unprotectInPlace).toBeUndefined();
     expect(engine.valueProtection('email', options).unprotectInPlace).toBeUndefined();
+  });
+});
+
+describe('numeral groups', () => {
+  it('opens a group once: a second open of a key is an error, not a silent reuse', () => {
+    const groups = new NumeralGroups(2, 9);
+    groups.open(1, 9, Uint8Array.of(1));
+    expect(() => groups.open(1, 8, Uint8Array.of(2))).toThrow(/opened once/);
+    expect(groups.add(1, 0)).toBe(true);
+    expect(groups.add(2, 1)).toBe(false);
+    groups.numerals.fill(7);
+    groups.wipe();
+    expect(groups.numerals.every((n) => n === 0)).toBe(true);
   });
 });
 

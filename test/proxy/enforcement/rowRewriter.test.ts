@@ -176,6 +176,34 @@ describe('rewriteDataRows in place', () => {
     await expectSameBytes(TEXT_COLUMNS, ['unprotect'], 1300, 21, DEFAULT_DATE_STYLE);
   });
 
+  it('lets the event loop turn every 512 values, counting all its columns together', async () => {
+    const plan: ResultPlan = {
+      fieldCount: 3,
+      fields: [
+        { index: 0, policy: policy('ssn'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
+        { index: 1, policy: policy('card'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
+        { index: 2, policy: policy('born'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.date, typmod: -1 },
+      ],
+    };
+    const rows = Array.from({ length: 2048 }, (_, i) => dataRowMessage([tokens.ssn[i % 3], tokens.card[i % 4], tokens.born[i % 3]].map((t) => Buffer.from(t as string))));
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const metrics = createPolicyMetrics();
+    const revealed = await rewriteDataRows(rows, plan, engine, metrics, DEFAULT_DATE_STYLE, inPlace);
+    counting = false;
+    expect(metrics.valuesRevealed).toBe(3 * 2048);
+    expect(metrics.unprotectFailures).toBe(0);
+    // 6 144 values in runs of 512: eleven turns between them.
+    expect(turns).toBeGreaterThanOrEqual(11);
+    expect(revealed.subarray(0, (rows[0] as Buffer).length)).toEqual(dataRowMessage([plaintext.ssn[0], plaintext.card[0], plaintext.born[0]].map((t) => Buffer.from(t as string))));
+  });
+
   it('leaves a field said longer than its frame (a malformed message) to the string way', async () => {
     const plan: ResultPlan = { fieldCount: 1, fields: [{ index: 0, policy: policy('ssn'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 }] };
     // An 11-byte ssn token whose frame stops 3 bytes early.

@@ -5,7 +5,7 @@
  * one buffer. Nothing here fails mid-stream: what cannot be revealed goes out as stored (or NULL
  * for a mask view, whose role may not see what is stored).
  */
-import type { ByteFields, Engine } from '../../../engine/index.js';
+import type { Engine, UnprotectInPlace } from '../../../engine/index.js';
 import type { ColumnPolicy } from '../../../policy/index.js';
 import type { PolicyMetrics } from '../policyMetrics.js';
 import type { PlannedField, ResultPlan } from './resultPlan.js';
@@ -49,7 +49,7 @@ function fieldIndexes(plan: ResultPlan): number[] {
 }
 
 /** A column's unprotect in place over bytes (ValueProtection.unprotectInPlace), where its policy has one. */
-export type InPlaceUnprotection = (policy: ColumnPolicy) => ((fields: ByteFields, handled: Uint8Array) => void) | undefined;
+export type InPlaceUnprotection = (policy: ColumnPolicy) => UnprotectInPlace | undefined;
 
 /**
  * `inPlace`: where a column's plain unprotect of text can rewrite the fields' bytes where they
@@ -60,11 +60,8 @@ export async function rewriteDataRows(
   rows: readonly Buffer[], plan: ResultPlan, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle, inPlace?: InPlaceUnprotection,
 ): Promise<Buffer> {
   const batch = new DataRowBatch(rows, fieldIndexes(plan));
-  await Promise.all(plan.fields.map(async (field, slot) => {
-    const unprotectInPlace = inPlace !== undefined && rewritesInPlace(field, dateStyle) ? inPlace(field.policy) : undefined;
-    const done = unprotectInPlace === undefined ? undefined : await unprotectFieldsInPlace(batch, slot, unprotectInPlace, metrics);
-    return rewriteField(batch, slot, field, engine, metrics, dateStyle, done);
-  }));
+  const doneInPlace = inPlace === undefined ? [] : await unprotectInPlaceWhereAble(batch, plan, inPlace, dateStyle, metrics);
+  await Promise.all(plan.fields.map((field, slot) => rewriteField(batch, slot, field, engine, metrics, dateStyle, doneInPlace[slot])));
   return batch.write();
 }
 
@@ -76,35 +73,48 @@ function rewritesInPlace(field: PlannedField, dateStyle: DateStyle): boolean {
   return field.action === 'unprotect' && field.format === 0 && !isPadded(field) && (!isTextDate(field) || dateStyle.output === 'ISO');
 }
 
-/** Fields per synchronous in-place call: a long batch of a dear kind still lets the loop turn between runs. */
-const IN_PLACE_SLICE = 512;
+/** Values unprotected in place per loop turn, all columns together: a long batch lets the loop turn between runs. */
+const IN_PLACE_PER_TURN = 512;
 
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Unprotects the slot's fields in place where the kind can; returns which rows it did (1). */
-async function unprotectFieldsInPlace(
-  batch: DataRowBatch, slot: number, unprotectInPlace: (fields: ByteFields, handled: Uint8Array) => void, metrics: PolicyMetrics,
-): Promise<Uint8Array> {
-  const { fields, rowOf } = batch.presentFields(slot);
-  const handled = new Uint8Array(fields.count);
-  for (let from = 0; from < fields.count; from += IN_PLACE_SLICE) {
-    if (from > 0) await nextTurn();
-    const to = Math.min(fields.count, from + IN_PLACE_SLICE);
-    const slice = from === 0 && to === fields.count ? fields : {
-      count: to - from, buffers: fields.buffers.slice(from, to), starts: fields.starts.subarray(from, to), lengths: fields.lengths.subarray(from, to),
-    };
-    unprotectInPlace(slice, handled.subarray(from, to));
+/** Per planned slot, the rows whose field was unprotected in place (1), for the slots that can be. */
+async function unprotectInPlaceWhereAble(
+  batch: DataRowBatch, plan: ResultPlan, inPlace: InPlaceUnprotection, dateStyle: DateStyle, metrics: PolicyMetrics,
+): Promise<(Uint8Array | undefined)[]> {
+  const doneRows: (Uint8Array | undefined)[] = [];
+  let thisTurn = 0;
+  for (let slot = 0; slot < plan.fields.length; slot++) {
+    const field = plan.fields[slot] as PlannedField;
+    const unprotect = rewritesInPlace(field, dateStyle) ? inPlace(field.policy) : undefined;
+    if (unprotect === undefined) continue;
+    const { fields, rowOf } = batch.presentFields(slot);
+    const handled = new Uint8Array(fields.count);
+    for (let from = 0; from < fields.count;) {
+      if (thisTurn >= IN_PLACE_PER_TURN) {
+        await nextTurn();
+        thisTurn = 0;
+      }
+      const to = Math.min(fields.count, from + IN_PLACE_PER_TURN - thisTurn);
+      const slice = from === 0 && to === fields.count ? fields : {
+        count: to - from, buffers: fields.buffers.slice(from, to), starts: fields.starts.subarray(from, to), lengths: fields.lengths.subarray(from, to),
+      };
+      unprotect(slice, handled.subarray(from, to));
+      thisTurn += to - from;
+      from = to;
+    }
+    const done = new Uint8Array(batch.rows.length);
+    let count = 0;
+    for (let k = 0; k < fields.count; k++) {
+      if (handled[k] !== 1) continue;
+      done[rowOf[k] as number] = 1;
+      count++;
+    }
+    metrics.valuesRevealed += count;
+    doneRows[slot] = done;
   }
-  const doneRows = new Uint8Array(batch.rows.length);
-  let done = 0;
-  for (let k = 0; k < fields.count; k++) {
-    if (handled[k] !== 1) continue;
-    doneRows[rowOf[k] as number] = 1;
-    done++;
-  }
-  metrics.valuesRevealed += done;
   return doneRows;
 }
 
