@@ -150,17 +150,17 @@ describe('rewriteDataRows (batched) against the plain rewriter', () => {
   });
 });
 
+/** A plan that unprotects each column as text, in the order given (field i is column i). */
+function unprotectingPlan(...columns: [keyof typeof plaintext, number][]): ResultPlan {
+  return {
+    fieldCount: columns.length,
+    fields: columns.map(([column, typeOid], index) => ({ index, policy: policy(column), action: 'unprotect' as const, format: 0, typeOid, typmod: -1 })),
+  };
+}
+
 describe('rewriteDataRows in place', () => {
   it('rewrites ssn, card and ISO date fields where they lie, and sends the rest the string way', async () => {
-    const plan: ResultPlan = {
-      fieldCount: 4,
-      fields: [
-        { index: 0, policy: policy('ssn'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
-        { index: 1, policy: policy('card'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
-        { index: 2, policy: policy('born'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.date, typmod: -1 },
-        { index: 3, policy: policy('name'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
-      ],
-    };
+    const plan = unprotectingPlan(['ssn', TYPE_OIDS.text], ['card', TYPE_OIDS.text], ['born', TYPE_OIDS.date], ['name', TYPE_OIDS.text]);
     const row = (i: number): Buffer => dataRowMessage([tokens.ssn[i], tokens.card[i], tokens.born[i], tokens.name[i]].map((t) => Buffer.from(t as string)));
     const odd = dataRowMessage([Buffer.from('not an ssn'), null, Buffer.from('infinity'), Buffer.from('x')]);
     const metrics = createPolicyMetrics();
@@ -177,14 +177,7 @@ describe('rewriteDataRows in place', () => {
   });
 
   it('lets the event loop turn every 512 values, counting all its columns together', async () => {
-    const plan: ResultPlan = {
-      fieldCount: 3,
-      fields: [
-        { index: 0, policy: policy('ssn'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
-        { index: 1, policy: policy('card'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 },
-        { index: 2, policy: policy('born'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.date, typmod: -1 },
-      ],
-    };
+    const plan = unprotectingPlan(['ssn', TYPE_OIDS.text], ['card', TYPE_OIDS.text], ['born', TYPE_OIDS.date]);
     const rows = Array.from({ length: 2048 }, (_, i) => dataRowMessage([tokens.ssn[i % 3], tokens.card[i % 4], tokens.born[i % 3]].map((t) => Buffer.from(t as string))));
     let turns = 0;
     let counting = true;
