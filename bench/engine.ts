@@ -10,6 +10,7 @@
 import { FF1 as nobleFF1 } from '@noble/ciphers/ff1.js';
 import fc from 'fast-check';
 import { nativeFf1Status } from '../src/engine/crypto/nativeFf1.js';
+import { formatDate, parseDate } from '../src/engine/kinds/date.js';
 import { createEngine, KINDS, type Kind, type Method } from '../src/index.js';
 import type { EngineWithValueProtection } from '../src/engine/index.js';
 import { ARBITRARY } from '../test/support/samples.js';
@@ -103,9 +104,9 @@ async function benchInPlace(engine: EngineWithValueProtection): Promise<string> 
 
 /** A date of the kind's sample in ISO spelling (what PostgreSQL prints). */
 function isoDateOf(value: string): string {
-  const [a, b, c] = value.split(/[/.-]/) as [string, string, string];
-  if (a.length === 4) return `${a}-${b}-${c}`;
-  return Number(a) > 12 ? `${c}-${b}-${a}` : `${c}-${a}-${b}`;
+  const date = parseDate(value);
+  if (date === undefined) throw new Error('the date sample is no date');
+  return formatDate(date, 'year-first', '-');
 }
 
 async function main(): Promise<void> {

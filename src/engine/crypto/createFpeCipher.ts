@@ -61,9 +61,7 @@ class AesFpeCipher implements FpeCipher {
 
   cryptNumeralsInto(radix: number, x: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array, constraint?: NumeralConstraint): boolean {
     const leadingNonZero = constraint?.leadingNonZero === true;
-    if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
-      throw new RangeError(`radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
-    }
+    requireRadix(radix);
     const mode: NumeralsMode = leadingNonZero ? TweakMode.numeralsLeadingNonZero : TweakMode.numerals;
     const { minLength, ff1MinLength } = numeralLengths(radix, leadingNonZero);
     const n = x.length;
@@ -86,9 +84,7 @@ class AesFpeCipher implements FpeCipher {
   }
 
   cryptNumeralRun(radix: number, n: number, values: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): boolean {
-    if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
-      throw new RangeError(`radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
-    }
+    requireRadix(radix);
     if (n < numeralLengths(radix, false).ff1MinLength) return false;
     this.ff1For(radix).cryptRun(n, values, ff1NumeralsTweaks(TweakMode.numerals).of(tweak), decrypt, out);
     return true;
@@ -152,9 +148,7 @@ class AesFpeCipher implements FpeCipher {
   private cryptNumerals(
     radix: number, values: readonly Uint16Array[], tweak: Tweaks, leadingNonZero: boolean, decrypt: boolean,
   ): (Uint16Array | null)[] {
-    if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
-      throw new RangeError(`radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
-    }
+    requireRadix(radix);
     checkTweakCount(tweak, values.length);
     const mode: NumeralsMode = leadingNonZero ? TweakMode.numeralsLeadingNonZero : TweakMode.numerals;
     const { minLength, ff1MinLength } = numeralLengths(radix, leadingNonZero);
@@ -269,6 +263,12 @@ class AesFpeCipher implements FpeCipher {
   }
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return 'FpeCipher {}';
+  }
+}
+
+function requireRadix(radix: number): void {
+  if (!Number.isInteger(radix) || radix < 2 || radix > FF1_MAX_RADIX) {
+    throw new RangeError(`radix must be an integer from 2 to ${FF1_MAX_RADIX}; got ${String(radix)}`);
   }
 }
 

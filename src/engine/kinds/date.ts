@@ -69,12 +69,14 @@ function isSeparatorCode(code: number): boolean {
   return code === 0x2f || code === 0x2d || code === 0x2e; // / - .
 }
 
-/** The number spelled by value[start, start + count), all ASCII digits; -1 otherwise. */
-function digitsAt(value: string, start: number, count: number): number {
+/** The number spelled by source[start, start + count) (characters or UTF-8 bytes), all ASCII digits; -1 otherwise. */
+function digitsAt(source: string | Uint8Array, start: number, count: number): number {
+  const text = typeof source === 'string' ? source : undefined;
   let n = 0;
   for (let i = start; i < start + count; i++) {
-    const digit = value.charCodeAt(i) - 0x30;
-    if (digit < 0 || digit > 9) return -1;
+    // A byte past the buffer (undefined) gives NaN: no digit either.
+    const digit = (text !== undefined ? text.charCodeAt(i) : (source as Uint8Array)[i] as number) - 0x30;
+    if (!(digit >= 0 && digit <= 9)) return -1;
     n = n * 10 + digit;
   }
   return n;
@@ -178,17 +180,6 @@ function fpeDates(values: readonly string[], direction: FpeDirection, cipher: Fp
 
 const HYPHEN = 0x2d;
 
-/** The number spelled by bytes[start, start + count), all ASCII digits; -1 otherwise. */
-function digitBytesAt(bytes: Uint8Array, start: number, count: number): number {
-  let n = 0;
-  for (let i = start; i < start + count; i++) {
-    const digit = (bytes[i] as number) - 0x30;
-    if (digit < 0 || digit > 9) return -1;
-    n = n * 10 + digit;
-  }
-  return n;
-}
-
 /** Writes `value` as `count` ASCII digits at bytes[start..). */
 function writeDigitBytes(bytes: Uint8Array, start: number, count: number, value: number): void {
   let rest = value;
@@ -208,9 +199,9 @@ function fpeIsoDatesInPlace(fields: ByteFields, direction: FpeDirection, cipher:
     const bytes = buffers[i] as Uint8Array;
     const start = starts[i] as number;
     if (lengths[i] !== 10 || bytes[start + 4] !== HYPHEN || bytes[start + 7] !== HYPHEN) continue;
-    const year = digitBytesAt(bytes, start, 4);
-    const month = digitBytesAt(bytes, start + 5, 2);
-    const day = digitBytesAt(bytes, start + 8, 2);
+    const year = digitsAt(bytes, start, 4);
+    const month = digitsAt(bytes, start + 5, 2);
+    const day = digitsAt(bytes, start + 8, 2);
     if (year < 0 || month < 0 || day < 0 || !isRealDate(year, month, day)) continue;
     ranks[members.length] = ALL_DATES.rank({ year, month, day });
     members.push(i);

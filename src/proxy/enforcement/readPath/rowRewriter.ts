@@ -5,6 +5,7 @@
  * one buffer. Nothing here fails mid-stream: what cannot be revealed goes out as stored (or NULL
  * for a mask view, whose role may not see what is stored).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Engine, UnprotectInPlace } from '../../../engine/index.js';
 import type { ColumnPolicy } from '../../../policy/index.js';
 import type { PolicyMetrics } from '../policyMetrics.js';
@@ -75,10 +76,6 @@ function rewritesInPlace(field: PlannedField, dateStyle: DateStyle): boolean {
 
 /** Values unprotected in place per loop turn, all columns together: a long batch lets the loop turn between runs. */
 const IN_PLACE_PER_TURN = 512;
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /** Per planned slot, the rows whose field was unprotected in place (1), for the slots that can be. */
 async function unprotectInPlaceWhereAble(
