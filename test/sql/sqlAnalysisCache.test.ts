@@ -37,6 +37,21 @@ describe('SqlAnalysisCache', () => {
     expect(cache.misses).toBe(4);
   });
 
+  it('never evicts an entry used at least once in every maxEntries / 2 lookups, though it moves it only now and then', () => {
+    const cache = new SqlAnalysisCache({ maxEntries: 8 });
+    const schema = testSchema();
+    const hot = cache.analyse('SELECT 0', schema, 'g');
+    for (let i = 1; i <= 60; i++) {
+      cache.analyse(`SELECT ${i}`, schema, 'g');
+      if (i % 3 === 0) expect(cache.analyse('SELECT 0', schema, 'g')).toBe(hot);
+    }
+    expect(cache.misses).toBe(61);
+    expect(cache.size).toBe(8);
+    // An entry left alone for maxEntries insertions is gone.
+    for (let i = 61; i <= 68; i++) cache.analyse(`SELECT ${i}`, schema, 'g');
+    expect(cache.analyse('SELECT 0', schema, 'g')).not.toBe(hot);
+  });
+
   it('keeps no analysis holding plaintext constants, and no over-long text', () => {
     const cache = new SqlAnalysisCache({ maxTextLength: 100 });
     const schema = testSchema();

@@ -67,6 +67,9 @@ export class BackendPolicy {
   private held: Buffer[] = [];
   private heldBytes = 0;
   private heldRewrite: Rewrite | undefined;
+  /** The last fields whose every table the catalog knew, and the policies it knew them under. */
+  private knownFields: readonly FieldDescription[] | undefined;
+  private knownUnder: ColumnPolicies | undefined;
 
   constructor(private readonly state: PolicySessionState) {}
 
@@ -257,13 +260,23 @@ export class BackendPolicy {
   private catalogReady(fields: readonly FieldDescription[], then: (policies: ColumnPolicies | undefined) => MessageVerdict): MessageVerdict | Promise<MessageVerdict> {
     if (!namesTableColumns(fields)) return then(undefined);
     const now = this.state.policiesNow();
+    // A statement described again gives the same fields object: known tables stay known under the same policies.
+    if (now !== undefined && this.knownFields === fields && this.knownUnder === now) return then(now);
     const catalog = this.state.catalog;
     // OIDs below 16384 are the system's own (pg_catalog, information_schema): never user tables.
-    const unknown = (policies: ColumnPolicies): string[] => fields
+    const unknownOids = (policies: ColumnPolicies): string[] => fields
       .filter((field) => field.tableOid >= FIRST_NORMAL_OID && !policies.snapshot.relations.has(field.tableOid))
-      .map((field) => `oid:${field.tableOid}`)
-      .filter((key) => !catalog.recentlyConfirmedMissing(key));
-    if (now !== undefined && unknown(now).length === 0) return then(now);
+      .map((field) => `oid:${field.tableOid}`);
+    const unknown = (policies: ColumnPolicies): string[] => unknownOids(policies).filter((key) => !catalog.recentlyConfirmedMissing(key));
+    if (now !== undefined) {
+      const oids = unknownOids(now);
+      if (oids.length === 0) {
+        this.knownFields = fields;
+        this.knownUnder = now;
+        return then(now);
+      }
+      if (oids.every((key) => catalog.recentlyConfirmedMissing(key))) return then(now);
+    }
     return (async () => {
       let policies = await this.state.policies();
       const missing = unknown(policies);

@@ -37,6 +37,13 @@ interface ShapeEntry {
   readonly analysis: SqlAnalysis;
   readonly statement: StatementAnalysis;
   readonly shape: LiteralShape;
+  /** When it was last moved to the young end of its LRU (the cache's use count then). */
+  used: number;
+}
+
+interface TextEntry {
+  readonly analysis: SqlAnalysis;
+  used: number;
 }
 
 /** True when nothing in the analysis can depend on a constant's value. */
@@ -60,11 +67,13 @@ export interface SqlAnalysisCacheOptions {
 }
 
 export class SqlAnalysisCache {
-  private readonly entries = new Map<string, SqlAnalysis>();
+  private readonly entries = new Map<string, TextEntry>();
   private readonly shapes = new Map<string, ShapeEntry>();
   /** Schema keys (long, and the same string for a session's run of messages) → short tags, never reused. */
   private readonly schemaTags = new Map<string, string>();
   private nextTag = 0;
+  /** Counts lookups: an entry used within the last maxEntries / 2 of them is young enough to stay where it is. */
+  private uses = 0;
   private readonly maxEntries: number;
   private readonly maxTextLength: number;
   hits = 0;
@@ -85,31 +94,38 @@ export class SqlAnalysisCache {
     const tag = this.tagOf(schemaKey);
     const key = `${tag}\u0000${sql}`;
     const known = this.entries.get(key);
+    const uses = ++this.uses;
     if (known !== undefined) {
       this.hits++;
-      // Re-insert: Map keeps insertion order, so the oldest entry is always first.
-      this.entries.delete(key);
-      this.entries.set(key, known);
-      return known;
+      if (this.stale(known, uses)) refresh(this.entries, key, known, uses);
+      return known.analysis;
     }
     const shape = this.shapeOf(sql, schema);
     const shapeKey = shape === undefined ? undefined : `${tag}\u0000${shape.key}`;
     const shaped = shapeKey === undefined ? undefined : this.shapes.get(shapeKey);
     const moved = shaped === undefined || shape === undefined ? undefined : movedTo(shaped, shape);
-    if (moved !== undefined && shapeKey !== undefined) {
+    if (moved !== undefined && shapeKey !== undefined && shaped !== undefined) {
       this.shapeHits++;
-      this.shapes.delete(shapeKey);
-      this.shapes.set(shapeKey, shaped as ShapeEntry);
+      if (this.stale(shaped, uses)) refresh(this.shapes, shapeKey, shaped, uses);
       return moved;
     }
     this.misses++;
     const analysis = analyseSql(sql, schema);
-    if (!analysis.statements.some((statement) => statement.literals.length > 0)) remember(this.entries, key, analysis, this.maxEntries);
+    if (!analysis.statements.some((statement) => statement.literals.length > 0)) remember(this.entries, key, { analysis, used: uses }, this.maxEntries);
     if (shape !== undefined && shapeKey !== undefined && foundNothing(analysis)) {
-      const statement = analysis.statements[0] as StatementAnalysis;
-      if (movedTo({ analysis, statement, shape }, shape) !== undefined) remember(this.shapes, shapeKey, { analysis, statement, shape }, this.maxEntries);
+      const entry: ShapeEntry = { analysis, statement: analysis.statements[0] as StatementAnalysis, shape, used: uses };
+      if (movedTo(entry, shape) !== undefined) remember(this.shapes, shapeKey, entry, this.maxEntries);
     }
     return analysis;
+  }
+
+  /**
+   * Moving an entry to the young end costs a delete and an insert: done only for entries last
+   * moved more than half the capacity's lookups ago. Each lookup adds at most one entry, so one
+   * used at least once in every maxEntries / 2 lookups is never evicted.
+   */
+  private stale(entry: { used: number }, uses: number): boolean {
+    return uses - entry.used >= this.maxEntries / 2;
   }
 
   /** Keys hold the tag instead of the schema key: shorter strings to hash on every lookup. */
@@ -143,6 +159,13 @@ export class SqlAnalysisCache {
     this.entries.clear();
     this.shapes.clear();
   }
+}
+
+/** Re-inserts: Map keeps insertion order, so the oldest entry is always first. */
+function refresh<V extends { used: number }>(map: Map<string, V>, key: string, entry: V, uses: number): void {
+  entry.used = uses;
+  map.delete(key);
+  map.set(key, entry);
 }
 
 function remember<V>(map: Map<string, V>, key: string, value: V, maxEntries: number): void {

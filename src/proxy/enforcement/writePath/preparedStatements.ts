@@ -36,14 +36,15 @@ function planSignature(statement: StatementInfo): string {
  */
 export function statementForBind(state: PolicySessionState, name: string): StatementInfo | PolicyRefusal {
   const candidates = state.statements.candidates(name, state.batch);
-  const defined = candidates.filter((candidate): candidate is StatementInfo => candidate !== undefined);
+  // The usual case, one candidate, needs no filtering.
+  const defined = candidates.length === 1 ? candidates : candidates.filter((candidate) => candidate !== undefined);
   const first = defined[0];
   if (first === undefined) {
     return new PolicyRefusal(INVALID_STATEMENT_NAME, `pgveil refused the Bind: prepared statement "${name}" is not one the server confirmed; Parse it before binding it`);
   }
   if (candidates.length === 1) return first;
   const signature = planSignature(first);
-  if (defined.some((candidate) => planSignature(candidate) !== signature)) {
+  if (defined.some((candidate) => candidate !== undefined && planSignature(candidate) !== signature)) {
     return unsupportedRefusal(`pgveil refused the Bind: prepared statement "${name}" may be either of two statements with different column policies until the server answers the Parse that replaced it; send Sync and wait for its answer before binding it`);
   }
   return { ...first, fields: undefined, describeRequested: false };
