@@ -1,0 +1,180 @@
+/**
+ * What a policy file costs per message, without sockets: a pgbench -S transaction (prepared: Bind,
+ * Describe, Execute, Sync answered by BindComplete, RowDescription, DataRow, CommandComplete,
+ * ReadyForQuery; simple: a Query with its own number, answered alike) is fed through a real
+ * SessionRelay — its two message pumps, its ProtocolState and the column-policy hooks — whose
+ * client and server are in-memory streams that only count bytes. The table it reads is not
+ * protected (the policies name another), so every nanosecond printed is bookkeeping: the same
+ * relay with no hooks is the baseline. Steadier than pgbench on a shared machine, and a clean
+ * profile of the hooks alone: PGVEIL_BENCH_NODE_OPTIONS does not apply, run it under
+ * `node --cpu-prof --import tsx` instead.
+ *
+ * Run: npx tsx bench/proxyEnforcement/hookBenchmark.ts   Environment: PGVEIL_BENCH_TRANSACTIONS
+ * (default 200 000 per round), PGVEIL_BENCH_ROUNDS (5).
+ */
+import { EventEmitter } from 'node:events';
+import type { Duplex } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import { relationOf, snapshotOf } from '../../test/proxy/enforcement/support/catalogFixtures.js';
+import { median } from '../proxy/benchProcesses.js';
+import { compiled } from '../compiled.js';
+
+const { createEngine } = await compiled<typeof import('../../src/engine/index.js')>('engine/index.js');
+const { parsePolicies } = await compiled<typeof import('../../src/policy/index.js')>('policy/index.js');
+const { createPolicyHooks } = await compiled<typeof import('../../src/proxy/enforcement/index.js')>('proxy/enforcement/index.js');
+const { SessionRelay } = await compiled<typeof import('../../src/proxy/session/sessionRelay.js')>('proxy/session/sessionRelay.js');
+const limits = await compiled<typeof import('../../src/proxy/protocol/messageLimits.js')>('proxy/protocol/messageLimits.js');
+const messages = await compiled<typeof import('../../src/proxy/protocol/messages.js')>('proxy/protocol/messages.js');
+
+const TRANSACTIONS = Number(process.env.PGVEIL_BENCH_TRANSACTIONS ?? 200_000);
+const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 5);
+const INT4 = 23;
+const TEXT = 25;
+const ACCOUNTS_OID = 16390;
+
+const POLICIES = `
+columns:
+  public.customers.ssn: { kind: ssn, method: fpe, scope: people, reveal: { bench: plaintext } }
+`;
+
+/** A socket stand-in: what is written is counted and dropped; 'data' is emitted by the bench. */
+class ByteSink extends EventEmitter {
+  written = 0;
+  destroyed = false;
+  write(chunk: Buffer): boolean {
+    this.written += chunk.length;
+    return true;
+  }
+  cork(): void {}
+  uncork(): void {}
+  pause(): this { return this; }
+  resume(): this { return this; }
+  end(): void {}
+  destroy(): void { this.destroyed = true; }
+}
+
+const snapshot = snapshotOf([
+  relationOf(ACCOUNTS_OID, 'public', 'pgbench_accounts', [
+    { attnum: 1, name: 'aid', typeOid: INT4, typmod: -1 },
+    { attnum: 2, name: 'bid', typeOid: INT4, typmod: -1 },
+    { attnum: 3, name: 'abalance', typeOid: INT4, typmod: -1 },
+  ]),
+  relationOf(16400, 'public', 'customers', [
+    { attnum: 1, name: 'id', typeOid: INT4, typmod: -1 },
+    { attnum: 2, name: 'ssn', typeOid: TEXT, typmod: -1 },
+  ]),
+], { currentUser: 'bench', defaultSearchPath: '"$user", public' });
+
+const policySet = parsePolicies(POLICIES, 'policies.yaml');
+const hooks = await createPolicyHooks({
+  policies: { current: policySet, onChange: () => () => undefined },
+  engine: createEngine({ masterKey: randomBytes(32) }),
+  upstream: { host: '127.0.0.1', port: 1, user: 'bench', password: 'unused', sslmode: 'disable' },
+  logger: pino({ level: 'silent' }),
+  catalogLoader: async () => snapshot,
+});
+
+const SQL = 'SELECT abalance FROM pgbench_accounts WHERE aid = $1;';
+const description = messages.rowDescriptionMessage([{ name: 'abalance', tableOid: ACCOUNTS_OID, attnum: 3, typeOid: INT4, typmod: -1, format: 0 }]);
+const answer = (): Buffer => Buffer.concat([
+  messages.typedMessage('2', new Uint8Array(0)),
+  description,
+  messages.dataRowMessage([Buffer.from('-2718')]),
+  messages.commandCompleteMessage('SELECT 1'),
+  messages.readyForQuery('I'),
+]);
+const simpleAnswer = (): Buffer => Buffer.concat([
+  description, messages.dataRowMessage([Buffer.from('-2718')]), messages.commandCompleteMessage('SELECT 1'), messages.readyForQuery('I'),
+]);
+const prepared = (aid: number): Buffer => Buffer.concat([
+  messages.bindMessage({ portal: '', statement: 'P0_1', paramFormats: [], values: [Buffer.from(String(aid))], resultFormats: [] }),
+  messages.describeMessage('P', ''),
+  Buffer.from([0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0]), // Execute '' 0
+  Buffer.from([0x53, 0, 0, 0, 4]), // Sync
+]);
+
+interface Bench {
+  readonly client: ByteSink;
+  readonly upstream: ByteSink;
+}
+
+function session(withHooks: boolean): Bench {
+  const client = new ByteSink();
+  const upstream = new ByteSink();
+  const relay = new SessionRelay({
+    client: client as unknown as Duplex,
+    upstream: upstream as unknown as Duplex,
+    hooksFactory: withHooks ? hooks.factory : undefined,
+    frontendLimits: limits.frontendMessageLimits(1 << 20),
+    backendLimits: limits.backendMessageLimits(),
+    idleTimeoutMs: 0,
+    logger: pino({ level: 'silent' }),
+    cancelUpstream: () => undefined,
+    onClosed: () => undefined,
+  }, {
+    account: { email: 'bench@example.com', roles: ['bench'] },
+    clientDatabase: 'bench', upstreamDatabase: 'bench', upstreamUser: 'bench',
+    serverParameters: new Map([['DateStyle', 'ISO, MDY'], ['client_encoding', 'UTF8'], ['search_path', '"$user", public']]),
+  });
+  relay.start(Buffer.alloc(0), Buffer.alloc(0));
+  return { client, upstream };
+}
+
+/** Feeds one exchange; the catalog and the first analyses are asynchronous, so the warm-up awaits a turn. */
+async function settle(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function preparedSession(withHooks: boolean): Promise<Bench> {
+  const bench = session(withHooks);
+  bench.client.emit('data', Buffer.concat([
+    messages.parseMessage({ name: 'P0_1', sql: SQL, paramTypes: [] }), Buffer.from([0x53, 0, 0, 0, 4]),
+  ]));
+  await settle();
+  bench.upstream.emit('data', Buffer.concat([messages.typedMessage('1', new Uint8Array(0)), messages.readyForQuery('I')]));
+  await settle();
+  return bench;
+}
+
+async function run(mode: 'prepared' | 'simple', withHooks: boolean): Promise<number> {
+  const bench = mode === 'prepared' ? await preparedSession(withHooks) : session(withHooks);
+  const request = mode === 'prepared' ? prepared : (aid: number): Buffer => messages.queryMessage(`SELECT abalance FROM pgbench_accounts WHERE aid = ${aid};`);
+  // Built before the clock starts, so that only the relay is timed; each Query text is new to the proxy.
+  const requests = Array.from({ length: mode === 'prepared' ? 1024 : TRANSACTIONS }, (_, i) => request(100_000 + i));
+  const reply = mode === 'prepared' ? answer() : simpleAnswer();
+  // Warm-up: the catalog load and the first analyses wait a turn.
+  for (let i = 0; i < 2000; i++) {
+    bench.client.emit('data', request(i + 1));
+    await settle();
+    bench.upstream.emit('data', reply);
+  }
+  const before = bench.upstream.written;
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < TRANSACTIONS; i++) {
+    bench.client.emit('data', requests[i % requests.length] as Buffer);
+    bench.upstream.emit('data', reply);
+  }
+  const nanos = Number(process.hrtime.bigint() - started) / TRANSACTIONS;
+  if (bench.upstream.written - before < TRANSACTIONS * 10) throw new Error(`${mode}: the relay stopped forwarding (a hook went asynchronous?)`);
+  return nanos;
+}
+
+const results = new Map<string, number[]>();
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const mode of ['prepared', 'simple'] as const) {
+    for (const withHooks of round % 2 ? [false, true] : [true, false]) {
+      const key = `${mode}/${withHooks ? 'policy' : 'none'}`;
+      const nanos = await run(mode, withHooks);
+      results.set(key, [...(results.get(key) ?? []), nanos]);
+      process.stdout.write(`round ${round} ${key.padEnd(16)} ${(nanos / 1000).toFixed(2)} µs per transaction\n`);
+    }
+  }
+}
+process.stdout.write(`\npgbench -S transactions through a SessionRelay in memory, median of ${ROUNDS} rounds of ${TRANSACTIONS}\n`);
+for (const mode of ['prepared', 'simple']) {
+  const none = median(results.get(`${mode}/none`) ?? []);
+  const policy = median(results.get(`${mode}/policy`) ?? []);
+  process.stdout.write(`${mode.padEnd(9)} no policy ${(none / 1000).toFixed(2)} µs   policy file ${(policy / 1000).toFixed(2)} µs   the policy's own cost ${((policy - none) / 1000).toFixed(2)} µs per transaction\n`);
+}
+hooks.close();
