@@ -19,11 +19,26 @@ function replaceText(message: Buffer, from: string, to: string): Buffer {
   return bytes;
 }
 
-const hooks: SessionHooks & { failNext: boolean } = {
+const hooks: SessionHooks & { failNext: boolean; failNextHeader: boolean; seen: string[] } = {
   failNext: false,
+  failNextHeader: false,
+  seen: [],
   frontendTypes: 'QP',
   backendTypes: 'D',
+  frontendHeaderTypes: 'S',
+  backendHeaderTypes: 'Z',
+  onFrontendHeader(type) {
+    this.seen.push(`>${String.fromCharCode(type)}`);
+  },
+  onBackendHeader(type, firstBodyByte) {
+    if (this.failNextHeader) {
+      this.failNextHeader = false;
+      throw new Error('header hook failure for the test');
+    }
+    this.seen.push(`<${String.fromCharCode(type)}${String.fromCharCode(firstBodyByte)}`);
+  },
   onFrontendMessage(message, context) {
+    this.seen.push(`>${String.fromCharCode(message[0] as number)}`);
     if (this.failNext) {
       this.failNext = false;
       throw new Error('hook failure for the test');
@@ -37,6 +52,7 @@ const hooks: SessionHooks & { failNext: boolean } = {
     return undefined;
   },
   onBackendMessage(message) {
+    this.seen.push(`<${String.fromCharCode(message[0] as number)}`);
     return message.includes('secret') ? replaceText(message, 'secret', 'masked') : undefined;
   },
 };
@@ -79,6 +95,35 @@ describe('session hooks', () => {
     expect(Object.fromEntries(parseErrorFields(messages[0]?.body ?? Buffer.alloc(0)))).toMatchObject({ S: 'FATAL', C: 'XX000' });
     const client = await connected(viaProxy(proxy));
     expect((await client.query('SELECT 5 AS n')).rows).toEqual([{ n: 5 }]);
+    await client.end();
+  });
+});
+
+describe('header types', () => {
+  it('are told in order with the intercepted messages, and pass as they came', async () => {
+    const session = await openRawSession(viaProxy(proxy));
+    hooks.seen.length = 0;
+    const batch = (sql: string): Buffer[] => [serialize.parse({ text: sql }), serialize.bind(), serialize.execute(), serialize.sync()];
+    session.send([...batch('SELECT 1'), ...batch('BEGIN'), ...batch('SELECT 3')]);
+    const messages = await session.readUntilReady(3);
+    expect(messages.map((m) => m.type).join('')).toBe('12DCZ12CZ12DCZ');
+    expect(messages.filter((m) => m.type === 'Z').map((m) => m.body.toString('latin1'))).toEqual(['I', 'T', 'T']);
+    expect(hooks.seen.filter((event) => event.startsWith('>'))).toEqual(['>P', '>S', '>P', '>S', '>P', '>S']);
+    expect(hooks.seen.filter((event) => event.startsWith('<'))).toEqual(['<D', '<ZI', '<ZT', '<D', '<ZT']);
+    session.close();
+  });
+
+  it('end only the session whose header hook throws, with a FATAL', async () => {
+    const session = await openRawSession(viaProxy(proxy));
+    hooks.failNextHeader = true;
+    session.send(serialize.query('SELECT 1'));
+    const messages = await session.readUntilClosed();
+    const last = messages[messages.length - 1];
+    expect(last?.type).toBe('E');
+    expect(Object.fromEntries(parseErrorFields(last?.body ?? Buffer.alloc(0)))).toMatchObject({ S: 'FATAL', C: 'XX000' });
+    expect(messages.some((m) => m.type === 'Z')).toBe(false);
+    const client = await connected(viaProxy(proxy));
+    expect((await client.query('SELECT 2 AS v')).rows).toEqual([{ v: 2 }]);
     await client.end();
   });
 });

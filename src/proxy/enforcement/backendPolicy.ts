@@ -86,6 +86,17 @@ export class BackendPolicy {
     return flushed.then((rows) => Buffer.concat([rows, verdict ?? frame]));
   }
 
+  /**
+   * ParseComplete, BindComplete, CloseComplete and ReadyForQuery, told by type and first body
+   * byte (policyHooks streams them through as headers): they are never rewritten.
+   */
+  header(type: number, firstBodyByte: number): void {
+    // Rows are held only within a result, and whatever ends a result is handled whole and flushes them first.
+    if (this.held.length > 0) throw new Error('pgveil held rows past the end of their result');
+    if (type === 0x5a) this.readyForQuery(String.fromCharCode(firstBodyByte || 0x49), this.state.replies.answered);
+    else this.completed(type);
+  }
+
   private dataRow(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     if (head?.kind === 'execute' && head.portal !== undefined && head.portal.readPlan === undefined && this.state.policiesNow() === undefined) {
       return this.state.policies().then(() => this.dataRow(frame, head));
@@ -179,11 +190,9 @@ export class BackendPolicy {
     switch (type) {
       case 0x31: // 1 ParseComplete
       case 0x32: // 2 BindComplete
-      case 0x33: { // 3 CloseComplete
-        const answered = state.replies.answered;
-        if (answered !== undefined && answered.kind === ({ 0x31: 'parse', 0x32: 'bind', 0x33: 'close' } as const)[type]) answered.settle?.('done');
+      case 0x33: // 3 CloseComplete
+        this.completed(type);
         return undefined;
-      }
       case 0x74: { // t ParameterDescription
         if (head?.kind !== 'describe-statement') return undefined;
         const types = readParameterDescription(frame);
@@ -216,7 +225,7 @@ export class BackendPolicy {
         this.endResult(head);
         return undefined;
       case 0x45: return this.error(head); // E
-      case 0x5a: return this.readyForQuery(frame, state.replies.answered); // Z
+      case 0x5a: return this.readyForQuery(readyForQueryStatus(frame), state.replies.answered); // Z
       case 0x47: return this.copyStart('in', head); // G CopyInResponse
       case 0x48: return this.copyStart('out', head); // H CopyOutResponse
       case 0x63: // c CopyDone
@@ -329,10 +338,17 @@ export class BackendPolicy {
     return head?.refusal;
   }
 
+  /** ParseComplete, BindComplete or CloseComplete: what the message it answers changes now holds. */
+  private completed(type: number): void {
+    const answered = this.state.replies.answered;
+    if (answered === undefined) return;
+    const kind = type === 0x31 ? 'parse' : type === 0x32 ? 'bind' : 'close';
+    if (answered.kind === kind) answered.settle?.('done');
+  }
+
   /** `answered`: the Sync, Query or FunctionCall this ReadyForQuery answers (replies still owed before it were skipped). */
-  private readyForQuery(frame: Buffer, answered: ExpectedReply | undefined): MessageVerdict {
+  private readyForQuery(status: string, answered: ExpectedReply | undefined): MessageVerdict {
     const state = this.state;
-    const status = readyForQueryStatus(frame);
     if (answered?.kind === 'query') {
       settleUnanswered(answered, 'skipped');
       answered.answered?.('done');

@@ -41,9 +41,7 @@ export class FrontendPolicy {
     if (type === 'd' || type === 'c' || type === 'f') return this.copyMessage(type, frame);
     if (state.copyIn !== undefined && type !== 'S' && type !== 'H') state.copyIn = undefined; // the client left COPY mode
     if (type === 'S') {
-      state.discarding = false;
-      state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });
-      state.batch++;
+      this.sync();
       return undefined;
     }
     // PostgreSQL skips everything up to Sync after an error (and so does pgveil after a refusal).
@@ -58,6 +56,14 @@ export class FrontendPolicy {
       case 'F': return this.refuseFunctionCall();
       default: return undefined;
     }
+  }
+
+  /** A Sync ends the batch (and pgveil's discarding after a refusal); its ReadyForQuery answers it. */
+  sync(): void {
+    const state = this.state;
+    state.discarding = false;
+    state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });
+    state.batch++;
   }
 
   private query(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {

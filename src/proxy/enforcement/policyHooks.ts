@@ -44,8 +44,11 @@ export interface PolicyHooks {
 }
 
 /** Client → server types the hooks look at, and server → client ones. */
-const FRONTEND_TYPES = 'QPBDECSFdcf';
-const BACKEND_TYPES = '123tTnDCIsEZGHdcS';
+const FRONTEND_TYPES = 'QPBDECFdcf';
+const BACKEND_TYPES = 'tTnDCIsEGHdcS';
+/** Types the hooks follow by their header alone: Sync; ParseComplete, BindComplete, CloseComplete, ReadyForQuery. */
+const FRONTEND_HEADER_TYPES = 'S';
+const BACKEND_HEADER_TYPES = '123Z';
 
 /** Per column policy (the same object until a reload), the engine's held protection for its options, if it gives one. */
 function heldProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {
@@ -115,8 +118,14 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     const hooks: SessionHooks = {
       frontendTypes: FRONTEND_TYPES,
       backendTypes: BACKEND_TYPES,
+      frontendHeaderTypes: FRONTEND_HEADER_TYPES,
+      backendHeaderTypes: BACKEND_HEADER_TYPES,
       onFrontendMessage: (message, session) => frontend.handle(message, session.state.upstreamSkippingUntilSync),
       onBackendMessage: (message) => backend.handle(message),
+      onFrontendHeader: (type) => {
+        if (type === 0x53 /* S */) frontend.sync();
+      },
+      onBackendHeader: (type, firstBodyByte) => backend.header(type, firstBodyByte),
       onClose: () => state.backendEvent(),
     };
     return hooks;

@@ -51,9 +51,19 @@ export interface SessionHooks {
   readonly frontendTypes: string;
   /** Backend message types (e.g. 'TD') this hook wants to see whole. */
   readonly backendTypes: string;
+  /**
+   * Types the hook only needs to know arrived, by their type and first body byte (Sync,
+   * ReadyForQuery and its status…): they stream through unbuffered, and the hook cannot change
+   * them. Told in order with the other messages, synchronously; a throw ends the session.
+   */
+  readonly frontendHeaderTypes?: string;
+  readonly backendHeaderTypes?: string;
   /** `message` is the whole frame, type byte and length included. */
   onFrontendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
   onBackendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
+  /** A message of a header type; `firstBodyByte` is 0 for a message without a body. */
+  onFrontendHeader?(type: number, firstBodyByte: number, context: SessionContext): void;
+  onBackendHeader?(type: number, firstBodyByte: number, context: SessionContext): void;
   /** The session ended (either side closed). */
   onClose?(): void;
 }

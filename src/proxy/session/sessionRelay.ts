@@ -55,8 +55,22 @@ export class SessionRelay {
     };
     const hooks = options.hooksFactory ? options.hooksFactory(sessionContext) : passThroughHooks;
     this.hooks = hooks;
+    const frontendHeaders = typeSet(hooks.frontendHeaderTypes ?? '');
+    const backendHeaders = typeSet(hooks.backendHeaderTypes ?? '');
     const frontendHandler: PumpHandler = {
-      observe: (type) => (state.frontendMessage(type) ? FORWARD : DROP_MESSAGE),
+      observe: (type, firstBodyByte) => {
+        if (frontendHeaders[type] !== 1) return state.frontendMessage(type) ? FORWARD : DROP_MESSAGE;
+        try {
+          hooks.onFrontendHeader?.(type, firstBodyByte, sessionContext);
+        } catch (error) {
+          this.frontend.stop();
+          this.onFrontendFailure({ kind: 'hook-failed', error });
+          return DROP_MESSAGE;
+        }
+        const forwarded = state.frontendMessage(type);
+        state.clearExpected();
+        return forwarded ? FORWARD : DROP_MESSAGE;
+      },
       intercept: (message) => {
         const verdict = hooks.onFrontendMessage(message, sessionContext);
         if (verdict instanceof Promise) return verdict.then((bytes) => this.followForwarded(bytes ?? message, message));
@@ -66,7 +80,18 @@ export class SessionRelay {
       onFailure: (reason) => this.onFrontendFailure(reason),
     };
     const backendHandler: PumpHandler = {
-      observe: (type, firstBodyByte) => (state.backendMessage(type, firstBodyByte) ? INJECT_AFTER : FORWARD),
+      observe: (type, firstBodyByte) => {
+        const due = state.backendMessage(type, firstBodyByte);
+        if (backendHeaders[type] === 1) {
+          try {
+            hooks.onBackendHeader?.(type, firstBodyByte, sessionContext);
+          } catch (error) {
+            this.onBackendFailure({ kind: 'hook-failed', error });
+            return DROP_MESSAGE;
+          }
+        }
+        return due ? INJECT_AFTER : FORWARD;
+      },
       intercept: (message) => {
         // The state follows PostgreSQL's own messages, whatever the hook makes of them.
         const due = state.backendMessage(message[0] as number, message.length > 5 ? (message[5] as number) : 0);

@@ -11,9 +11,9 @@ import { parsePolicies, type PolicySet } from '../../../src/policy/index.js';
 import type { CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
 import { createPolicyHooks, type PolicyHooks } from '../../../src/proxy/enforcement/index.js';
 import { relationOf, snapshotOf } from './support/catalogFixtures.js';
+import { deliverBackend, deliverFrontend } from './support/hookRouting.js';
 import { type SessionContext, type SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
 import { ProtocolState } from '../../../src/proxy/session/protocolState.js';
-import { forEachFrame } from '../../../src/proxy/protocol/messageReaders.js';
 import {
   commandCompleteMessage, copyDataMessage, dataRowMessage, errorResponse as errorResponseMessage, readyForQuery as readyForQueryMessage,
   rowDescriptionMessage, typedMessage,
@@ -67,15 +67,11 @@ function session(roles: string[]): FakeSession {
 }
 
 async function front(s: FakeSession, frame: Buffer): Promise<Buffer | undefined> {
-  const verdict = await s.hooks.onFrontendMessage(frame, s.context);
-  forEachFrame(verdict ?? frame, (type) => s.state.frontendMessage(type));
-  s.state.clearExpected();
-  return verdict;
+  return deliverFrontend(s.hooks, s.context, s.state, frame);
 }
 
 async function back(s: FakeSession, frame: Buffer): Promise<Buffer | undefined> {
-  s.state.backendMessage(frame[0] as number, frame.length > 5 ? (frame[5] as number) : 0);
-  return s.hooks.onBackendMessage(frame, s.context);
+  return deliverBackend(s.hooks, s.context, s.state, frame);
 }
 
 /** The SQL text of a Query frame. */

@@ -14,10 +14,10 @@ import { parsePolicies, type PolicySet } from '../../../src/policy/index.js';
 import type { CatalogRelation, CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
 import { createPolicyHooks, type PolicyHooks } from '../../../src/proxy/enforcement/index.js';
 import { commandCompleteMessage, dataRowMessage, readyForQuery, rowDescriptionMessage, typedMessage } from '../../../src/proxy/protocol/messages.js';
-import { forEachFrame } from '../../../src/proxy/protocol/messageReaders.js';
 import { ProtocolState } from '../../../src/proxy/session/protocolState.js';
 import type { MessageVerdict, SessionContext, SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
 import { relationOf, snapshotOf } from './support/catalogFixtures.js';
+import { deliverBackend, deliverFrontend } from './support/hookRouting.js';
 
 const POLICIES = `
 columns:
@@ -93,15 +93,11 @@ function frontNow(s: FakeSession, frame: Buffer): MessageVerdict | Promise<Messa
 }
 
 async function front(s: FakeSession, frame: Buffer): Promise<Buffer | undefined> {
-  const verdict = await frontNow(s, frame);
-  forEachFrame(verdict ?? frame, (type) => s.state.frontendMessage(type));
-  s.state.clearExpected();
-  return verdict;
+  return deliverFrontend(s.hooks, s.context, s.state, frame);
 }
 
 async function back(s: FakeSession, frame: Buffer): Promise<void> {
-  s.state.backendMessage(frame[0] as number, frame.length > 5 ? (frame[5] as number) : 0);
-  await s.hooks.onBackendMessage(frame, s.context);
+  await deliverBackend(s.hooks, s.context, s.state, frame);
 }
 
 /** A Query the server completes with `tag`, then ReadyForQuery. */
@@ -192,8 +188,7 @@ describe('the plain fast path', () => {
       await front(s, serialize.query('SELECT note FROM accounts'));
       const verdicts: MessageVerdict[] = [];
       for (const frame of [description, dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('I')]) {
-        s.state.backendMessage(frame[0] as number, frame.length > 5 ? (frame[5] as number) : 0);
-        verdicts.push(await s.hooks.onBackendMessage(frame, s.context));
+        verdicts.push(await deliverBackend(s.hooks, s.context, s.state, frame));
       }
       return verdicts;
     };
