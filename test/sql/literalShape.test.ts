@@ -43,6 +43,23 @@ describe('literalShapeOf', () => {
     expect(shape(sql)).toBeUndefined();
   });
 
+  it('finds a denied word or INTO in any case, wherever it stands (property)', () => {
+    const spelled = (word: string) => fc.array(fc.boolean(), { minLength: word.length, maxLength: word.length })
+      .map((upper) => [...word].map((char, i) => (upper[i] ? char.toUpperCase() : char)).join(''));
+    const filler = fc.constantFrom('a', 'b_1', 'note', 'id', 'abalance', 'pgbench_accounts', 'setconfig', 'set_configs', 'intox');
+    const denied = fc.constantFrom('set_config', 'pg_read_file').chain(spelled).map((word) => `${word}('x')`);
+    fc.assert(fc.property(fc.array(filler, { maxLength: 6 }), denied, fc.nat(6), (words, call, at) => {
+      const parts: string[] = [...words];
+      parts.splice(Math.min(at, parts.length), 0, call);
+      expect(shape(`SELECT ${parts.join(', ')} FROM t WHERE id = 1`)).toBeUndefined();
+      expect(shape(`SELECT ${[...words, 'x'].join(', ')} FROM t WHERE id = 1`)).toBeDefined();
+    }));
+    fc.assert(fc.property(spelled('into'), (into) => {
+      expect(shape(`SELECT 1 ${into} t`)).toBeUndefined();
+      expect(shape(`INSERT ${into} t VALUES (1)`)).toBe(`INSERT ${into} t VALUES ($n)`);
+    }));
+  });
+
   it('runs in linear time on adversarial text', () => {
     const long = `SELECT ${"'".repeat(1)}${'a'.repeat(200_000)}`;
     const started = performance.now();

@@ -45,6 +45,32 @@ function byteOffsets(text: string, indexes: readonly number[]): number[] {
 
 const FIRST_WORDS = new Set(['select', 'insert', 'update', 'delete']);
 
+/** A hash of a word's lower case, updated one character code at a time (codes of ASCII words only). */
+function nextHash(hash: number, code: number): number {
+  const lower = code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
+  return (Math.imul(hash, 31) + lower) | 0;
+}
+
+/**
+ * The hashes of the denied words and of `into`: a word whose hash is not among them is none of
+ * them, so it is skipped without being cut out of the text and lower-cased.
+ */
+const deniedHashes = new WeakMap<ReadonlySet<string>, Set<number>>();
+
+function hashesOf(deniedWords: ReadonlySet<string>): Set<number> {
+  let hashes = deniedHashes.get(deniedWords);
+  if (hashes === undefined) {
+    hashes = new Set();
+    for (const word of [...deniedWords, 'into']) {
+      let hash = 0;
+      for (let i = 0; i < word.length; i++) hash = nextHash(hash, word.charCodeAt(i));
+      hashes.add(hash);
+    }
+    deniedHashes.set(deniedWords, hashes);
+  }
+  return hashes;
+}
+
 function isWordStart(code: number): boolean {
   return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || code === 0x5f || code >= 0x80;
 }
@@ -67,6 +93,7 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
   const constants: number[] = [];
   let from = 0; // start of the text not yet copied into parts
   let firstWord: string | undefined;
+  const hashes = hashesOf(deniedWords);
   let i = 0;
   const n = sql.length;
   while (i < n) {
@@ -101,10 +128,21 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
       i = j + 1;
     } else if (isWordStart(code)) {
       let j = i + 1;
-      while (j < n && isWordPart(sql.charCodeAt(j))) j++;
+      let hash = nextHash(0, code);
+      let ascii = code < 0x80;
+      for (; j < n; j++) {
+        const part = sql.charCodeAt(j);
+        if (!isWordPart(part)) break;
+        if (part >= 0x80) ascii = false;
+        hash = nextHash(hash, part);
+      }
       const next = sql.charCodeAt(j);
       // `$` in a name, or a prefixed string (E'…', U&'…', B'…', X'…', N'…').
       if (next === 0x24 || next === 0x27 || next === 0x26) return undefined;
+      if (firstWord !== undefined && ascii && !hashes.has(hash)) {
+        i = j;
+        continue;
+      }
       const word = sql.slice(i, j).toLowerCase();
       if (firstWord === undefined) {
         if (!FIRST_WORDS.has(word)) return undefined;
