@@ -179,5 +179,7 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
   }
   if (firstWord === undefined) return undefined;
   parts.push(sql.slice(from));
-  return { key: parts.join(''), byteLength: Buffer.byteLength(sql, 'utf8'), constantOffsets: byteOffsets(sql, constants) };
+  const byteLength = Buffer.byteLength(sql, 'utf8');
+  // As many bytes as UTF-16 units: every character is ASCII, one byte where it stands.
+  return { key: parts.join(''), byteLength, constantOffsets: byteLength === n ? constants : byteOffsets(sql, constants) };
 }
