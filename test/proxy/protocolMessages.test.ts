@@ -97,6 +97,24 @@ describe('readBindTarget', () => {
   });
 });
 
+describe('statement and portal names', () => {
+  it('read alike however they follow one another', () => {
+    const names = fc.array(fc.constantFrom('s1', 's2', 'S1', 's1x', 'ü', 'x'.repeat(200), 'é'), { minLength: 1, maxLength: 12 });
+    fc.assert(fc.property(names, (sequence) => {
+      for (const name of sequence) expect(readBindTarget(bindMessage({ portal: name, statement: name, paramFormats: [], values: [], resultFormats: [] }))).toMatchObject({ portal: name, statement: name });
+    }));
+  });
+
+  it('refuse invalid UTF-8 even right after a valid name read', () => {
+    const valid = Buffer.from('ü');
+    expect(readBindTarget(bindMessage({ portal: '', statement: 'ü', paramFormats: [], values: [], resultFormats: [] })).statement).toBe('ü');
+    const invalid = Buffer.from([valid[0] as number]);
+    const frame = Buffer.concat([Buffer.from([0x42, 0, 0, 0, 0, 0]), invalid, Buffer.from([0, 0, 0, 0, 0, 0, 0])]);
+    frame.writeInt32BE(frame.length - 1, 1);
+    expect(() => readBindTarget(frame)).toThrow(/valid UTF-8/);
+  });
+});
+
 describe('commandTagStartsWith', () => {
   it('answers as a whole-word prefix match on the decoded tag would', () => {
     const words = ['CREATE', 'ALTER', 'DROP', 'SECURITY LABEL'];

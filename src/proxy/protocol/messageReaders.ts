@@ -31,6 +31,20 @@ function decodeName(bytes: Buffer): string {
   return bytes.toString('latin1');
 }
 
+/**
+ * The last statement or portal name read, as bytes and as text: a client binds and executes the
+ * same few names over and over, and the same string object keeps its hash for the maps it keys.
+ */
+let lastNameBytes: Buffer = Buffer.alloc(0);
+const MAX_KEPT_NAME_BYTES = 128;
+let lastName = '';
+
+function sameBytes(frame: Buffer, start: number, end: number, bytes: Buffer): boolean {
+  if (end - start !== bytes.length) return false;
+  for (let i = 0; i < bytes.length; i++) if (frame[start + i] !== bytes[i]) return false;
+  return true;
+}
+
 /** Reads NUL-terminated strings and integers from a frame body. */
 class FrameReader {
   pos = 5;
@@ -52,7 +66,16 @@ class FrameReader {
     }
     const end = this.frame.indexOf(0, this.pos);
     if (end < 0) throw new RangeError('malformed message: unterminated string');
-    const text = decodeName(this.frame.subarray(this.pos, end));
+    let text = lastName;
+    if (!sameBytes(this.frame, this.pos, end, lastNameBytes)) {
+      const bytes = this.frame.subarray(this.pos, end);
+      text = decodeName(bytes);
+      // PostgreSQL keeps 63 bytes of a name: a longer one is not worth keeping here.
+      if (bytes.length <= MAX_KEPT_NAME_BYTES) {
+        lastName = text;
+        lastNameBytes = Buffer.from(bytes);
+      }
+    }
     this.pos = end + 1;
     return text;
   }
