@@ -1,10 +1,15 @@
 /** The seam for column policies: hooks rewrite, refuse in order, and fail safely, on real sessions. */
+import { EventEmitter } from 'node:events';
+import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DROP, type RunningProxy, type SessionHooks } from '../../src/proxy/index.js';
 import { errorResponse } from '../../src/proxy/protocol/messages.js';
 import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
 import { ProtocolState } from '../../src/proxy/session/protocolState.js';
+import { SessionRelay } from '../../src/proxy/session/sessionRelay.js';
+import { backendMessageLimits, frontendMessageLimits } from '../../src/proxy/protocol/messageLimits.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { connected, startTestProxy, viaProxy } from './support/proxyHarness.js';
 import { openRawSession } from './support/rawProtocol.js';
@@ -19,12 +24,17 @@ function replaceText(message: Buffer, from: string, to: string): Buffer {
   return bytes;
 }
 
-const hooks: SessionHooks & { failNext: boolean; failNextHeader: boolean; seen: string[] } = {
+const hooks: SessionHooks & { failNext: boolean; failNextHeader: boolean; streamRows: boolean; seen: string[] } = {
   failNext: false,
   failNextHeader: false,
+  streamRows: false,
   seen: [],
   frontendTypes: 'QP',
-  backendTypes: 'D',
+  backendTypes: '',
+  backendOnDemandTypes: 'D',
+  wantsBackendMessage() {
+    return !this.streamRows;
+  },
   frontendHeaderTypes: 'S',
   backendHeaderTypes: 'Z',
   onFrontendHeader(type) {
@@ -125,6 +135,35 @@ describe('header types', () => {
     const client = await connected(viaProxy(proxy));
     expect((await client.query('SELECT 2 AS v')).rows).toEqual([{ v: 2 }]);
     await client.end();
+  });
+});
+
+describe('on-demand types', () => {
+  it('reach the hook whole only while it wants them; the rest stream through as sent', async () => {
+    const client = await connected(viaProxy(proxy));
+    hooks.seen.length = 0;
+    hooks.streamRows = true;
+    try {
+      expect((await client.query("SELECT 'secret' AS v FROM generate_series(1, 3)")).rows).toEqual([{ v: 'secret' }, { v: 'secret' }, { v: 'secret' }]);
+      expect(hooks.seen).not.toContain('<D');
+    } finally {
+      hooks.streamRows = false;
+    }
+    expect((await client.query("SELECT 'secret' AS v FROM generate_series(1, 2)")).rows).toEqual([{ v: 'masked' }, { v: 'masked' }]);
+    expect(hooks.seen.filter((event) => event === '<D')).toHaveLength(2);
+    await client.end();
+  });
+
+  it('are only DataRow and CopyData, which the session state merely reads', () => {
+    const sink = Object.assign(new EventEmitter(), { write: () => true, cork: () => undefined, uncork: () => undefined, pause: () => undefined, resume: () => undefined });
+    const create = (types: string): SessionRelay => new SessionRelay({
+      client: sink as unknown as Duplex, upstream: sink as unknown as Duplex,
+      hooksFactory: () => ({ ...hooks, backendOnDemandTypes: types }),
+      frontendLimits: frontendMessageLimits(1 << 20), backendLimits: backendMessageLimits(), idleTimeoutMs: 0,
+      logger: pino({ level: 'silent' }), cancelUpstream: () => undefined, onClosed: () => undefined,
+    }, { account: { email: 'a@example.com', roles: [] }, clientDatabase: 'd', upstreamDatabase: 'd', serverParameters: new Map() });
+    expect(() => create('Dd')).not.toThrow();
+    expect(() => create('DZ')).toThrow(/cannot take backend type Z on demand/);
   });
 });
 

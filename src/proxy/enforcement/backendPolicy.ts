@@ -87,6 +87,19 @@ export class BackendPolicy {
   }
 
   /**
+   * Whether a DataRow or CopyData arriving now must be handed over whole: its result has a plan,
+   * or one not derived yet. The rest stream through as PostgreSQL sent them, as `handle` would
+   * have left them.
+   */
+  wantsWhole(type: number): boolean {
+    if (type === 0x64 /* d */) return this.copyOut !== undefined;
+    const head = this.state.replies.current;
+    if (head?.kind === 'execute') return head.portal !== undefined && head.portal.readPlan !== null;
+    if (head?.kind === 'query') return this.queryPlan !== undefined;
+    return false;
+  }
+
+  /**
    * ParseComplete, BindComplete, CloseComplete and ReadyForQuery, told by type and first body
    * byte (policyHooks streams them through as headers): they are never rewritten.
    */

@@ -45,10 +45,12 @@ export interface PolicyHooks {
 
 /** Client → server types the hooks look at, and server → client ones. */
 const FRONTEND_TYPES = 'QPBDECFdcf';
-const BACKEND_TYPES = 'tTnDCIsEGHdcS';
+const BACKEND_TYPES = 'tTnCIsEGHcS';
 /** Types the hooks follow by their header alone: Sync; ParseComplete, BindComplete, CloseComplete, ReadyForQuery. */
 const FRONTEND_HEADER_TYPES = 'S';
 const BACKEND_HEADER_TYPES = '123Z';
+/** DataRow and CopyData, seen whole only within a result the read path rewrites. */
+const BACKEND_ON_DEMAND_TYPES = 'Dd';
 
 /** Per column policy (the same object until a reload), the engine's held protection for its options, if it gives one. */
 function heldProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {
@@ -120,6 +122,8 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
       backendTypes: BACKEND_TYPES,
       frontendHeaderTypes: FRONTEND_HEADER_TYPES,
       backendHeaderTypes: BACKEND_HEADER_TYPES,
+      backendOnDemandTypes: BACKEND_ON_DEMAND_TYPES,
+      wantsBackendMessage: (type) => backend.wantsWhole(type),
       onFrontendMessage: (message, session) => frontend.handle(message, session.state.upstreamSkippingUntilSync),
       onBackendMessage: (message) => backend.handle(message),
       onFrontendHeader: (type) => {

@@ -6,7 +6,8 @@
  * untouched bytes (usually the whole chunk in one write); several runs of one chunk go out corked,
  * as one writev. An intercepted message the hook leaves as it is stays part of its run, so a
  * chunk nothing rewrites still leaves as one write. A message split across chunks streams through
- * as it comes, so memory stays flat whatever its size. Only types a hook intercepts are buffered whole.
+ * as it comes, so memory stays flat whatever its size. Only types a hook intercepts are buffered whole
+ * (`intercepted[type]` 1), or those it intercepts on demand (2) when `wantsWhole` says so as they come.
  *
  * Backpressure: when the target's buffer is full the source is paused until 'drain'; while an
  * asynchronous hook works, the source is paused too and the rest of the chunk waits.
@@ -22,6 +23,8 @@ export const INJECT_AFTER = 2;
 export interface PumpHandler {
   /** Sees the header of each message that is not intercepted (type and first body byte, 0 if none). */
   observe(type: number, firstBodyByte: number): number;
+  /** For a type the pump intercepts on demand (2 in its table): whether to take this message whole. */
+  wantsWhole?(type: number): boolean;
   /** A whole intercepted message; returns what to forward instead (undefined: the same bytes). */
   intercept(message: Buffer): MessageVerdict | Promise<MessageVerdict>;
   /** Bytes due right after the current message (replies the proxy queued in order). */
@@ -151,7 +154,8 @@ export class MessagePump {
         return;
       }
       const total = length + 1;
-      if (this.intercepted[type] === 1) {
+      const whole = this.intercepted[type] as number;
+      if (whole === 1 || (whole === 2 && this.handler.wantsWhole?.(type) !== false)) {
         if (total <= available) {
           const frame = chunk.subarray(pos, pos + total);
           this.runChunk = chunk;

@@ -58,6 +58,12 @@ export interface SessionHooks {
    */
   readonly frontendHeaderTypes?: string;
   readonly backendHeaderTypes?: string;
+  /**
+   * DataRow and CopyData ('D', 'd'): seen whole only when `wantsBackendMessage` says so as each
+   * arrives (a row of a result the hook rewrites); the others stream through untouched.
+   */
+  readonly backendOnDemandTypes?: string;
+  wantsBackendMessage?(type: number, context: SessionContext): boolean;
   /** `message` is the whole frame, type byte and length included. */
   onFrontendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
   onBackendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;

@@ -13,6 +13,9 @@ import { DROP, passThroughHooks, type SessionContext, type SessionHooks, type Se
 import { typeSet } from '../protocol/messageLimits.js';
 import { forEachFrame, ProtocolViolation } from '../protocol/messageReaders.js';
 
+/** DataRow and CopyData: the ProtocolState only reads them, so following one twice changes nothing. */
+const ON_DEMAND_TYPES = 'Dd';
+
 export interface SessionRelayOptions {
   client: Duplex;
   upstream: Duplex;
@@ -55,6 +58,12 @@ export class SessionRelay {
     };
     const hooks = options.hooksFactory ? options.hooksFactory(sessionContext) : passThroughHooks;
     this.hooks = hooks;
+    const backendIntercepted = typeSet(hooks.backendTypes);
+    for (const type of hooks.backendOnDemandTypes ?? '') {
+      // Asking about a message follows it in the ProtocolState first: only types it merely reads may be asked about.
+      if (!ON_DEMAND_TYPES.includes(type)) throw new Error(`session hooks cannot take backend type ${type} on demand`);
+      backendIntercepted[type.charCodeAt(0)] = 2;
+    }
     const frontendHeaders = typeSet(hooks.frontendHeaderTypes ?? '');
     const backendHeaders = typeSet(hooks.backendHeaderTypes ?? '');
     const frontendHandler: PumpHandler = {
@@ -100,11 +109,19 @@ export class SessionRelay {
         if (verdict instanceof Promise) return verdict.then((bytes) => Buffer.concat([bytes ?? message, ...state.takeDueInjections()]));
         return Buffer.concat([verdict ?? message, ...state.takeDueInjections()]);
       },
+      wantsWhole: (type) => {
+        state.backendMessage(type, 0);
+        try {
+          return hooks.wantsBackendMessage?.(type, sessionContext) ?? true;
+        } catch {
+          return true; // the hook then sees the message whole, and fails there if it must
+        }
+      },
       takeAfter: () => state.takeDueInjections(),
       onFailure: (reason) => this.onBackendFailure(reason),
     };
     this.frontend = new MessagePump(options.client, options.upstream, options.frontendLimits, typeSet(hooks.frontendTypes), frontendHandler);
-    this.backend = new MessagePump(options.upstream, options.client, options.backendLimits, typeSet(hooks.backendTypes), backendHandler);
+    this.backend = new MessagePump(options.upstream, options.client, options.backendLimits, backendIntercepted, backendHandler);
   }
 
   start(clientBytes: Buffer, upstreamBytes: Buffer): void {

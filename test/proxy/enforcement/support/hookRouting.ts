@@ -1,6 +1,7 @@
 /**
  * One message handed to session hooks as SessionRelay hands it: whole for the types they
- * intercept, by header for their header types, and not at all otherwise; the ProtocolState
+ * intercept (on-demand types when the hooks want them), by header for their header types, and not
+ * at all otherwise; the ProtocolState
  * follows it in the relay's order. For tests that drive hooks without a relay.
  */
 import type { MessageVerdict, SessionContext, SessionHooks } from '../../../../src/proxy/session/sessionHooks.js';
@@ -27,6 +28,7 @@ export async function deliverBackend(hooks: SessionHooks, context: SessionContex
   const type = frame[0] as number;
   const firstBodyByte = frame.length > 5 ? (frame[5] as number) : 0;
   state.backendMessage(type, firstBodyByte);
+  if (named(hooks.backendOnDemandTypes, type)) return hooks.wantsBackendMessage?.(type, context) === false ? undefined : hooks.onBackendMessage(frame, context);
   if (named(hooks.backendTypes, type)) return hooks.onBackendMessage(frame, context);
   if (named(hooks.backendHeaderTypes, type)) hooks.onBackendHeader?.(type, firstBodyByte, context);
   return undefined;
