@@ -1,16 +1,20 @@
 /**
- * What a policy file costs per message, without sockets: a pgbench -S transaction (prepared: Bind,
- * Describe, Execute, Sync answered by BindComplete, RowDescription, DataRow, CommandComplete,
- * ReadyForQuery; simple: a Query with its own number, answered alike) is fed through a real
- * SessionRelay — its two message pumps, its ProtocolState and the column-policy hooks — whose
- * client and server are in-memory streams that only count bytes. The table it reads is not
- * protected (the policies name another), so every nanosecond printed is bookkeeping: the same
- * relay with no hooks is the baseline. Steadier than pgbench on a shared machine, and a clean
- * profile of the hooks alone: PGVEIL_BENCH_NODE_OPTIONS does not apply, run it under
- * `node --cpu-prof --import tsx` instead.
+ * What a policy file costs per message, without sockets: pgbench-like transactions are fed
+ * through a real SessionRelay — its two message pumps, its ProtocolState and the column-policy
+ * hooks — whose client and server are in-memory streams that only count bytes. The same relay
+ * with no hooks is the baseline. Workloads (PGVEIL_BENCH_MODES):
+ * - prepared: pgbench -S -M prepared (Bind, Describe, Execute, Sync; BindComplete, RowDescription,
+ *   DataRow, CommandComplete, ReadyForQuery) on a table no policy names: bookkeeping only;
+ * - simple: the same as a Query with its own number each time;
+ * - insert-plain / insert-protected: insertBenchmark's prepared INSERT of three bound values into a
+ *   plain table, and into one whose columns are protected (ssn fpe, ccn fpe, numeric tokenise):
+ *   their difference is what protecting three values costs.
+ * Steadier than pgbench on a shared machine, and a clean profile of the hooks alone:
+ * PGVEIL_BENCH_NODE_OPTIONS does not apply, run it under `node --cpu-prof --import tsx` instead.
  *
  * Run: npx tsx bench/proxyEnforcement/hookBenchmark.ts   Environment: PGVEIL_BENCH_TRANSACTIONS
- * (default 200 000 per round), PGVEIL_BENCH_ROUNDS (5).
+ * (default 200 000 per round), PGVEIL_BENCH_ROUNDS (5), PGVEIL_BENCH_MODES
+ * ("prepared,simple,insert-plain,insert-protected").
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
@@ -29,6 +33,8 @@ const messages = await compiled<typeof import('../../src/proxy/protocol/messages
 
 const TRANSACTIONS = Number(process.env.PGVEIL_BENCH_TRANSACTIONS ?? 200_000);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 5);
+type Mode = 'prepared' | 'simple' | 'insert-plain' | 'insert-protected';
+const MODES = (process.env.PGVEIL_BENCH_MODES ?? 'prepared,simple,insert-plain,insert-protected').split(',') as Mode[];
 const INT4 = 23;
 const TEXT = 25;
 const ACCOUNTS_OID = 16390;
@@ -36,7 +42,16 @@ const ACCOUNTS_OID = 16390;
 const POLICIES = `
 columns:
   public.customers.ssn: { kind: ssn, method: fpe, scope: people, reveal: { bench: plaintext } }
+  public.people_protected.ssn: { kind: ssn, method: fpe, scope: people, reveal: { bench: plaintext } }
+  public.people_protected.card_number: { kind: ccn, method: fpe, scope: payments, reveal: { bench: plaintext } }
+  public.people_protected.phone: { kind: numeric, method: tokenise, scope: people, reveal: { bench: plaintext } }
 `;
+const PEOPLE_COLUMNS = [
+  { attnum: 1, name: 'id', typeOid: INT4, typmod: -1 },
+  { attnum: 2, name: 'ssn', typeOid: TEXT, typmod: -1 },
+  { attnum: 3, name: 'card_number', typeOid: TEXT, typmod: -1 },
+  { attnum: 4, name: 'phone', typeOid: TEXT, typmod: -1 },
+];
 
 /** A socket stand-in: what is written is counted and dropped; 'data' is emitted by the bench. */
 class ByteSink extends EventEmitter {
@@ -64,6 +79,8 @@ const snapshot = snapshotOf([
     { attnum: 1, name: 'id', typeOid: INT4, typmod: -1 },
     { attnum: 2, name: 'ssn', typeOid: TEXT, typmod: -1 },
   ]),
+  relationOf(16410, 'public', 'people_protected', PEOPLE_COLUMNS),
+  relationOf(16420, 'public', 'people_plain', PEOPLE_COLUMNS),
 ], { currentUser: 'bench', defaultSearchPath: '"$user", public' });
 
 const policySet = parsePolicies(POLICIES, 'policies.yaml');
@@ -75,24 +92,48 @@ const hooks = await createPolicyHooks({
   catalogLoader: async () => snapshot,
 });
 
-const SQL = 'SELECT abalance FROM pgbench_accounts WHERE aid = $1;';
+const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
+const EXECUTE = Buffer.from([0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0]); // Execute '' 0
 const description = messages.rowDescriptionMessage([{ name: 'abalance', tableOid: ACCOUNTS_OID, attnum: 3, typeOid: INT4, typmod: -1, format: 0 }]);
-const answer = (): Buffer => Buffer.concat([
-  messages.typedMessage('2', new Uint8Array(0)),
-  description,
-  messages.dataRowMessage([Buffer.from('-2718')]),
-  messages.commandCompleteMessage('SELECT 1'),
-  messages.readyForQuery('I'),
+const selected = [description, messages.dataRowMessage([Buffer.from('-2718')]), messages.commandCompleteMessage('SELECT 1'), messages.readyForQuery('I')];
+const bindComplete = messages.typedMessage('2', new Uint8Array(0));
+const bound = (values: string[]): Buffer => Buffer.concat([
+  messages.bindMessage({ portal: '', statement: 'P0_1', paramFormats: [], values: values.map((value) => Buffer.from(value)), resultFormats: [] }),
+  messages.describeMessage('P', ''), EXECUTE, SYNC,
 ]);
-const simpleAnswer = (): Buffer => Buffer.concat([
-  description, messages.dataRowMessage([Buffer.from('-2718')]), messages.commandCompleteMessage('SELECT 1'), messages.readyForQuery('I'),
-]);
-const prepared = (aid: number): Buffer => Buffer.concat([
-  messages.bindMessage({ portal: '', statement: 'P0_1', paramFormats: [], values: [Buffer.from(String(aid))], resultFormats: [] }),
-  messages.describeMessage('P', ''),
-  Buffer.from([0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0]), // Execute '' 0
-  Buffer.from([0x53, 0, 0, 0, 4]), // Sync
-]);
+const insertInto = (table: string): Workload => ({
+  prepare: `INSERT INTO ${table} (ssn, card_number, phone) VALUES ($1, $2, $3)`,
+  request: (n) => bound([String(100_000_000 + n), String(4_000_000_000_000_000 + n * 7919), String(2_000_000_000 + n)]),
+  reply: Buffer.concat([bindComplete, messages.typedMessage('n', new Uint8Array(0)), messages.commandCompleteMessage('INSERT 0 1'), messages.readyForQuery('I')]),
+  distinct: 1024,
+});
+
+interface Workload {
+  /** The statement the session prepares first as P0_1, if any. */
+  readonly prepare?: string;
+  readonly request: (n: number) => Buffer;
+  readonly reply: Buffer;
+  /** How many different requests are built before the clock starts, and sent in turn. */
+  readonly distinct: number;
+}
+
+const WORKLOADS: Record<Mode, Workload> = {
+  prepared: {
+    prepare: 'SELECT abalance FROM pgbench_accounts WHERE aid = $1;',
+    request: (aid) => bound([String(aid)]),
+    reply: Buffer.concat([bindComplete, ...selected]),
+    distinct: 1024,
+  },
+  simple: {
+    request: (aid) => messages.queryMessage(`SELECT abalance FROM pgbench_accounts WHERE aid = ${aid};`),
+    reply: Buffer.concat(selected),
+    // Answered by shape every time: a text answered by shape is not kept as a text, so its exact
+    // text is never found again however often it comes back.
+    distinct: 4096,
+  },
+  'insert-plain': insertInto('people_plain'),
+  'insert-protected': insertInto('people_protected'),
+};
 
 interface Bench {
   readonly client: ByteSink;
@@ -126,58 +167,55 @@ async function settle(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function preparedSession(withHooks: boolean): Promise<Bench> {
+async function run(mode: Mode, withHooks: boolean): Promise<number> {
+  const workload = WORKLOADS[mode];
   const bench = session(withHooks);
-  bench.client.emit('data', Buffer.concat([
-    messages.parseMessage({ name: 'P0_1', sql: SQL, paramTypes: [] }), Buffer.from([0x53, 0, 0, 0, 4]),
-  ]));
-  await settle();
-  bench.upstream.emit('data', Buffer.concat([messages.typedMessage('1', new Uint8Array(0)), messages.readyForQuery('I')]));
-  await settle();
-  return bench;
-}
-
-async function run(mode: 'prepared' | 'simple', withHooks: boolean): Promise<number> {
-  const bench = mode === 'prepared' ? await preparedSession(withHooks) : session(withHooks);
-  const request = mode === 'prepared' ? prepared : (aid: number): Buffer => messages.queryMessage(`SELECT abalance FROM pgbench_accounts WHERE aid = ${aid};`);
-  // Built before the clock starts, so that only the relay is timed; each Query text is new to the proxy.
-  const requests = Array.from({ length: mode === 'prepared' ? 1024 : TRANSACTIONS }, (_, i) => request(100_000 + i));
-  const reply = mode === 'prepared' ? answer() : simpleAnswer();
+  if (workload.prepare !== undefined) {
+    bench.client.emit('data', Buffer.concat([messages.parseMessage({ name: 'P0_1', sql: workload.prepare, paramTypes: [] }), SYNC]));
+    await settle();
+    bench.upstream.emit('data', Buffer.concat([messages.typedMessage('1', new Uint8Array(0)), messages.readyForQuery('I')]));
+    await settle();
+  }
+  // Built before the clock starts, so that only the relay is timed.
+  const requests = Array.from({ length: workload.distinct }, (_, i) => workload.request(100_000 + i));
   // Warm-up: the catalog load and the first analyses wait a turn.
   for (let i = 0; i < 2000; i++) {
-    bench.client.emit('data', request(i + 1));
+    bench.client.emit('data', workload.request(i + 1));
     await settle();
-    bench.upstream.emit('data', reply);
+    bench.upstream.emit('data', workload.reply);
   }
   const before = bench.upstream.written;
+  const { refusals, valuesProtected } = hooks.metrics;
   const started = process.hrtime.bigint();
   for (let i = 0; i < TRANSACTIONS; i++) {
     bench.client.emit('data', requests[i % requests.length] as Buffer);
-    bench.upstream.emit('data', reply);
+    bench.upstream.emit('data', workload.reply);
   }
   const nanos = Number(process.hrtime.bigint() - started) / TRANSACTIONS;
-  if (bench.upstream.written - before < TRANSACTIONS * 10) throw new Error(`${mode}: the relay stopped forwarding (a hook went asynchronous?)`);
+  if (bench.upstream.written - before < TRANSACTIONS * 10) throw new Error(`${mode}: the relay stopped forwarding (a hook went asynchronous, or refused)`);
+  if (hooks.metrics.refusals !== refusals) throw new Error(`${mode}: the hooks refused messages`);
+  if (withHooks && mode === 'insert-protected' && hooks.metrics.valuesProtected - valuesProtected !== 3 * TRANSACTIONS) throw new Error(`${mode}: not every value was protected`);
   return nanos;
 }
 
 const results = new Map<string, number[]>();
 for (let round = 1; round <= ROUNDS; round++) {
-  for (const mode of ['prepared', 'simple'] as const) {
+  for (const mode of MODES) {
     for (const withHooks of round % 2 ? [false, true] : [true, false]) {
       const key = `${mode}/${withHooks ? 'policy' : 'none'}`;
       const nanos = await run(mode, withHooks);
       results.set(key, [...(results.get(key) ?? []), nanos]);
-      process.stdout.write(`round ${round} ${key.padEnd(16)} ${(nanos / 1000).toFixed(2)} µs per transaction\n`);
+      process.stdout.write(`round ${round} ${key.padEnd(24)} ${(nanos / 1000).toFixed(2)} µs per transaction\n`);
     }
   }
 }
-process.stdout.write(`\npgbench -S transactions through a SessionRelay in memory, median of ${ROUNDS} rounds of ${TRANSACTIONS}\n`);
+process.stdout.write(`\npgbench-like transactions through a SessionRelay in memory, ${ROUNDS} rounds of ${TRANSACTIONS}\n`);
 // The fastest round too: on a busy machine it is the steadier estimate of what the code itself costs.
-for (const mode of ['prepared', 'simple']) {
+for (const mode of MODES) {
   for (const [label, pick] of [['median', median], ['fastest', (values: number[]) => Math.min(...values)]] as const) {
     const none = pick(results.get(`${mode}/none`) ?? []);
     const policy = pick(results.get(`${mode}/policy`) ?? []);
-    process.stdout.write(`${mode.padEnd(9)} ${label.padEnd(8)} no policy ${(none / 1000).toFixed(2)} µs   policy file ${(policy / 1000).toFixed(2)} µs   the policy's own cost ${((policy - none) / 1000).toFixed(2)} µs per transaction\n`);
+    process.stdout.write(`${mode.padEnd(17)} ${label.padEnd(8)} no policy ${(none / 1000).toFixed(2)} µs   policy file ${(policy / 1000).toFixed(2)} µs   the policy's own cost ${((policy - none) / 1000).toFixed(2)} µs per transaction\n`);
   }
 }
 hooks.close();

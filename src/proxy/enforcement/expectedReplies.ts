@@ -90,14 +90,18 @@ export function settleUnanswered(reply: ExpectedReply, outcome: ChangeOutcome): 
   }
 }
 
-/** The frontend message type whose entry carries each kind of expected reply. */
-const MESSAGE_TYPES: Readonly<Record<ExpectedReply['kind'], number>> = {
-  parse: 0x50, bind: 0x42, close: 0x43, sync: 0x53, function: 0x46,
-  'describe-statement': 0x44, 'describe-portal': 0x44, execute: 0x45, query: 0x51,
-};
-
+/** The frontend message type whose entry carries each kind of expected reply (a switch: cheaper than a keyed lookup per message). */
 export function messageTypeOf(reply: ExpectedReply): number {
-  return MESSAGE_TYPES[reply.kind];
+  switch (reply.kind) {
+    case 'parse': return 0x50;
+    case 'bind': return 0x42;
+    case 'close': return 0x43;
+    case 'sync': return 0x53;
+    case 'function': return 0x46;
+    case 'describe-statement': case 'describe-portal': return 0x44;
+    case 'execute': return 0x45;
+    case 'query': return 0x51;
+  }
 }
 
 /** True when the reply may still open a COPY FROM STDIN. */
