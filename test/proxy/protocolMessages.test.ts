@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
 import { FrameWriter } from '../../src/proxy/protocol/frameWriter.js';
 import {
-  commandTagStartsWith, dataRowFields, forEachFrame, readBind, readBindTarget, readParameterDescription, readParse, readRowDescription,
+  commandTagStartsWith, dataRowFields, forEachFrame, ProtocolViolation, readBind, readBindTarget, readExecutePortal, readParameterDescription, readParse,
+  readRowDescription, readTarget,
 } from '../../src/proxy/protocol/messageReaders.js';
 import {
   bindMessage, cancelRequest, commandCompleteMessage, copyDataMessage, copyFailMessage, dataRowMessage, describeMessage,
@@ -63,7 +64,7 @@ describe('client → server messages', () => {
 
 describe('readBindTarget', () => {
   const bindArbitrary = fc.record({
-    portal: fc.oneof(fc.constant(''), fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => text.replace(/\0/g, ''))),
+    portal: fc.oneof(fc.constant(''), fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => text.replace(/\0/g, '')).filter((text) => Buffer.byteLength(text) <= 63)),
     statement: fc.oneof(fc.constant(''), fc.string({ maxLength: 12 }).map((text) => text.replace(/\0/g, ''))),
     paramFormats: fc.array(fc.constantFrom(0, 1), { maxLength: 4 }),
     values: fc.array(fc.option(fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)), { nil: null }), { maxLength: 6 }),
@@ -99,10 +100,21 @@ describe('readBindTarget', () => {
 
 describe('statement and portal names', () => {
   it('read alike however they follow one another', () => {
-    const names = fc.array(fc.constantFrom('s1', 's2', 'S1', 's1x', 'ü', 'x'.repeat(200), 'é'), { minLength: 1, maxLength: 12 });
+    const names = fc.array(fc.constantFrom('s1', 's2', 'S1', 's1x', 'ü', 'x'.repeat(63), 'é'), { minLength: 1, maxLength: 12 });
     fc.assert(fc.property(names, (sequence) => {
       for (const name of sequence) expect(readBindTarget(bindMessage({ portal: name, statement: name, paramFormats: [], values: [], resultFormats: [] }))).toMatchObject({ portal: name, statement: name });
     }));
+  });
+
+  it('are refused past 63 bytes, where PostgreSQL stops telling them apart', () => {
+    const bind = (statement: string): Buffer => bindMessage({ portal: '', statement, paramFormats: [], values: [], resultFormats: [] });
+    expect(readBindTarget(bind('a'.repeat(63))).statement).toBe('a'.repeat(63));
+    expect(() => readBindTarget(bind(`${'a'.repeat(63)}X`))).toThrow(ProtocolViolation);
+    expect(() => readBindTarget(bind(`${'é'.repeat(31)}x`))).not.toThrow();
+    expect(() => readBindTarget(bind('é'.repeat(32)))).toThrow(/longer than 63 bytes/);
+    expect(() => readParse(parseMessage({ name: 'p'.repeat(64), sql: 'SELECT 1', paramTypes: [] }))).toThrow(ProtocolViolation);
+    expect(() => readTarget(describeMessage('P', 'p'.repeat(64)))).toThrow(ProtocolViolation);
+    expect(() => readExecutePortal(Buffer.concat([Buffer.from([0x45, 0, 0, 0, 73]), Buffer.from('p'.repeat(64)), Buffer.from([0, 0, 0, 0, 0])]))).toThrow(ProtocolViolation);
   });
 
   it('refuse invalid UTF-8 even right after a valid name read', () => {

@@ -36,7 +36,13 @@ function decodeName(bytes: Buffer): string {
  * same few names over and over, and the same string object keeps its hash for the maps it keys.
  */
 let lastNameBytes: Buffer = Buffer.alloc(0);
-const MAX_KEPT_NAME_BYTES = 128;
+
+/**
+ * PostgreSQL keys prepared statements and portals by their first 63 bytes (NAMEDATALEN - 1): two
+ * longer names alike in those are one to the server, and pgveil, which tells them apart by name,
+ * could apply one's plan to the other's values. Longer names are refused.
+ */
+export const MAX_NAME_BYTES = 63;
 let lastName = '';
 
 function sameBytes(frame: Buffer, start: number, end: number, bytes: Buffer): boolean {
@@ -66,18 +72,16 @@ class FrameReader {
     }
     const end = this.frame.indexOf(0, this.pos);
     if (end < 0) throw new RangeError('malformed message: unterminated string');
-    let text = lastName;
+    if (end - this.pos > MAX_NAME_BYTES) {
+      throw new ProtocolViolation(`prepared statement and portal names longer than ${MAX_NAME_BYTES} bytes are refused: PostgreSQL tells them apart by their first ${MAX_NAME_BYTES} bytes only, and pgveil by the whole name`);
+    }
     if (!sameBytes(this.frame, this.pos, end, lastNameBytes)) {
       const bytes = this.frame.subarray(this.pos, end);
-      text = decodeName(bytes);
-      // PostgreSQL keeps 63 bytes of a name: a longer one is not worth keeping here.
-      if (bytes.length <= MAX_KEPT_NAME_BYTES) {
-        lastName = text;
-        lastNameBytes = Buffer.from(bytes);
-      }
+      lastName = decodeName(bytes);
+      lastNameBytes = Buffer.from(bytes);
     }
     this.pos = end + 1;
-    return text;
+    return lastName;
   }
 
   int16(): number {

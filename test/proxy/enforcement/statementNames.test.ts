@@ -59,3 +59,30 @@ it('ends the session with 08P01 when a name is not UTF-8, so no Bind can run a s
   expect(await storedPlaintext('345-67-8901')).toBe(0);
   expect((await shared.direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'forged'")).rows[0].n).toBe(0);
 });
+
+it('refuses a name past 63 bytes, which PostgreSQL would take for another sharing its first 63', async () => {
+  const base = 'a'.repeat(63);
+  const session = await openRawSession(shared.harness.via(APP));
+  try {
+    // With whole names, pgveil would bind `…X` with the plan of `SELECT $1::text` while the server,
+    // which closed `…X` when told to close `…Y` and then prepared the INSERT as `…Y`, runs the INSERT.
+    session.send([serialize.parse({ name: `${base}X`, text: 'SELECT $1::text' }), serialize.sync()]);
+    const messages = await session.readUntilClosed();
+    expect(messages.map((m) => m.type)).toEqual(['E']);
+    expect(errors(messages)[0]).toMatch(/SFATAL.*C08P01.*longer than 63 bytes are refused/s);
+  } finally {
+    session.close();
+  }
+  // A name of 63 bytes runs as any other, its values protected.
+  const next = await openRawSession(shared.harness.via(APP));
+  try {
+    next.send([serialize.parse({ name: base, text: "INSERT INTO customers (ssn, note) VALUES ($1, 'long name')" }), serialize.sync()]);
+    expect(errors(await next.readUntilReady())).toEqual([]);
+    next.send([bindTo(Buffer.from(base), '345-67-8901'), serialize.execute(), serialize.sync()]);
+    expect(errors(await next.readUntilReady())).toEqual([]);
+    expect(await storedPlaintext('345-67-8901')).toBe(0);
+    expect((await shared.direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'long name'")).rows[0].n).toBe(1);
+  } finally {
+    next.close();
+  }
+});
