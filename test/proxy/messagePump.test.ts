@@ -2,7 +2,7 @@
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { frontendMessageLimits } from '../../src/proxy/protocol/messageLimits.js';
+import { backendMessageLimits, frontendMessageLimits } from '../../src/proxy/protocol/messageLimits.js';
 import { FORWARD, MessagePump, type PumpFailure, type PumpHandler } from '../../src/proxy/session/messagePump.js';
 import { typeSet } from '../../src/proxy/protocol/messageLimits.js';
 
@@ -125,6 +125,30 @@ describe('MessagePump', () => {
       for (let i = 0; i < 400 && Buffer.concat(received).length < expected.length; i++) await new Promise((resolve) => setTimeout(resolve, 2));
       expect(Buffer.concat(received).equals(expected)).toBe(true);
     }), { numRuns: 60 });
+  });
+
+  it('looks at nothing more of a chunk once its handler stopped it while observing a header', () => {
+    const source = new PassThrough();
+    const target = new PassThrough();
+    const seen: string[] = [];
+    let pump: MessagePump | undefined;
+    const handler: PumpHandler = {
+      observe: (type) => {
+        seen.push(`observe ${String.fromCharCode(type)}`);
+        if (type === 0x5a) pump?.stop(); // as the relay does when a header hook throws
+        return FORWARD;
+      },
+      intercept: (bytes) => {
+        seen.push(`whole ${String.fromCharCode(bytes[0] as number)}`);
+        return undefined;
+      },
+      takeAfter: () => [],
+      onFailure: () => undefined,
+    };
+    pump = new MessagePump(source, target, backendMessageLimits(), typeSet('D'), handler);
+    pump.start(Buffer.concat([message('D', Buffer.alloc(6)), message('Z', Buffer.from('I')), message('D', Buffer.alloc(6)), message('C', Buffer.from('x\0'))]));
+    expect(seen).toEqual(['whole D', 'observe Z']);
+    expect(target.read()).toBeNull();
   });
 
   it('stops at a malformed header after relaying what came before', async () => {

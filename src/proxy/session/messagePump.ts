@@ -180,6 +180,7 @@ export class MessagePump {
       }
       if (length > 4 && available < 6) break;
       const action = this.handler.observe(type, length > 4 ? (chunk[pos + 5] as number) : 0);
+      if (this.stopped) return; // the handler ended the session (a header hook failed)
       if ((action & DROP_MESSAGE) !== 0) {
         if (pos > runStart) out.push(chunk.subarray(runStart, pos));
         if (total <= available) {
