@@ -32,17 +32,17 @@ function decodeName(bytes: Buffer): string {
 }
 
 /**
- * The last statement or portal name read, as bytes and as text: a client binds and executes the
- * same few names over and over, and the same string object keeps its hash for the maps it keys.
- */
-let lastNameBytes: Buffer = Buffer.alloc(0);
-
-/**
  * PostgreSQL keys prepared statements and portals by their first 63 bytes (NAMEDATALEN - 1): two
  * longer names alike in those are one to the server, and pgveil, which tells them apart by name,
  * could apply one's plan to the other's values. Longer names are refused.
  */
 export const MAX_NAME_BYTES = 63;
+
+/**
+ * The last statement or portal name read, as bytes and as text: a client binds and executes the
+ * same few names over and over, and the same string object keeps its hash for the maps it keys.
+ */
+let lastNameBytes: Buffer = Buffer.alloc(0);
 let lastName = '';
 
 function sameBytes(frame: Buffer, start: number, end: number, bytes: Buffer): boolean {
