@@ -36,7 +36,7 @@ function decodeName(bytes: Buffer): string {
  * longer names alike in those are one to the server, and pgveil, which tells them apart by name,
  * could apply one's plan to the other's values. Longer names are refused.
  */
-export const MAX_NAME_BYTES = 63;
+const MAX_NAME_BYTES = 63;
 
 /**
  * The last statement or portal name read, as bytes and as text: a client binds and executes the
