@@ -125,7 +125,6 @@ describe('header types', () => {
     expect(hooks.seen.filter((event) => event.startsWith('<'))).toEqual(['<D', '<ZI', '<ZT', '<D', '<ZT']);
     session.close();
   });
-
 });
 
 describe('on-demand types', () => {

@@ -1,8 +1,8 @@
 /**
  * One message handed to session hooks as SessionRelay hands it: whole for the types they
  * intercept (on-demand types when the hooks want them), by header for their header types, and not
- * at all otherwise; the ProtocolState
- * follows it in the relay's order. For tests that drive hooks without a relay.
+ * at all otherwise; the ProtocolState follows it in the relay's order. For tests that drive hooks
+ * without a relay.
  */
 import type { MessageVerdict, SessionContext, SessionHooks } from '../../../../src/proxy/session/sessionHooks.js';
 import type { ProtocolState } from '../../../../src/proxy/session/protocolState.js';
