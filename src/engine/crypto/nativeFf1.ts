@@ -1,13 +1,12 @@
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { debuglog } from 'node:util';
+import { nativeAddon, type NativeStatus } from './nativeAddon.js';
 
 /**
- * The optional native FF1 addon (native/ff1: the Feistel rounds in C over OpenSSL's AES), chosen
- * once, here, when the module loads. `nativeFf1` is the addon, or undefined when it is not built
- * (no compiler at install time, `npm ci --ignore-scripts`), when PGVEIL_NATIVE=0, or when it fails
- * its known-answer check: then FF1 runs in TypeScript, with identical outputs. The only trace is
- * one line under NODE_DEBUG=pgveil.
+ * Native FF1 (native/crypto: the Feistel rounds in C over OpenSSL's AES), chosen once, here, when
+ * the module loads. `nativeFf1` is the addon, or undefined when it is not built (no compiler at
+ * install time, `npm ci --ignore-scripts`), when PGVEIL_NATIVE=0, or when it fails its
+ * known-answer check: then FF1 runs in TypeScript, with identical outputs. The only trace is one
+ * line under NODE_DEBUG=pgveil.
  */
 
 /** An AES key schedule held by the addon; wiped when the handle is garbage-collected. */
@@ -39,23 +38,18 @@ export interface NativeFf1 {
 export const NATIVE_FF1_MAX_MODULUS = 2 ** 53;
 
 /** Why the addon is or is not in use, for tests and diagnostics. */
-export type NativeFf1Status = 'loaded' | 'disabled' | 'not built' | 'failed its known-answer check';
+export type NativeFf1Status = NativeStatus;
 
-const ADDON_PATH = fileURLToPath(new URL('../../../native/ff1/build/Release/pgveil_ff1.node', import.meta.url));
 const log = debuglog('pgveil');
 
 function load(): { addon: NativeFf1 | undefined; status: NativeFf1Status } {
-  if (process.env.PGVEIL_NATIVE === '0') {
-    log('native FF1 off (PGVEIL_NATIVE=0): FF1 runs in TypeScript');
-    return { addon: undefined, status: 'disabled' };
+  if (nativeAddon.exports === undefined) {
+    log(nativeAddon.status === 'disabled'
+      ? 'native FF1 off (PGVEIL_NATIVE=0): FF1 runs in TypeScript'
+      : 'native crypto addon not built (npm ci builds it where a C compiler is present): FF1 runs in TypeScript');
+    return { addon: undefined, status: nativeAddon.status };
   }
-  let addon: NativeFf1;
-  try {
-    addon = createRequire(import.meta.url)(ADDON_PATH) as NativeFf1;
-  } catch {
-    log('native FF1 addon not built (npm ci builds it where a C compiler is present): FF1 runs in TypeScript');
-    return { addon: undefined, status: 'not built' };
-  }
+  const addon = nativeAddon.exports as unknown as NativeFf1;
   if (!passesKnownAnswer(addon)) {
     log('native FF1 addon gives a wrong answer for its known-answer samples: FF1 runs in TypeScript');
     return { addon: undefined, status: 'failed its known-answer check' };

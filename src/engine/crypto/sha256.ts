@@ -1,6 +1,9 @@
+import { nativeDigestFunctions, nativeDigests } from './nativeSha256.js';
+
 /**
- * SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104) in plain TypeScript, for the tokenise tag,
- * scope id and whitening hash. Their messages are a few dozen bytes: node:crypto's per-call
+ * SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104) for the tokenise tag, scope id and whitening
+ * hash: over the native addon where it is loaded (nativeSha256.ts), else in the plain TypeScript
+ * below (the `portable` functions), with identical outputs. Their messages are a few dozen bytes: node:crypto's per-call
  * object setup costs several times the two compressions they need, and here HMAC keeps the
  * key's inner and outer midstates, so a tag of a message under 56 bytes is two compressions.
  *
@@ -111,18 +114,12 @@ function emit(state: Int32Array, out: Uint8Array, offset: number, length: number
 const STATE = new Int32Array(8);
 
 /** SHA-256 of message[start..end); the digest's first `length` bytes go to out[offset..). */
-export function sha256Into(
+export function portableSha256Into(
   message: Uint8Array, start: number, end: number, out: Uint8Array, offset: number, length: number,
 ): void {
   for (let i = 0; i < 8; i++) STATE[i] = IV[i] as number;
   absorb(STATE, 0, 0, message, start, end);
   emit(STATE, out, offset, length);
-}
-
-export function sha256(message: Uint8Array): Uint8Array {
-  const out = new Uint8Array(SHA256_BYTES);
-  sha256Into(message, 0, message.length, out, 0, SHA256_BYTES);
-  return out;
 }
 
 /** Per key: the inner midstate (after key ⊕ ipad) then the outer one (after key ⊕ opad). */
@@ -132,7 +129,7 @@ function midstatesOf(key: Uint8Array): Int32Array {
   let mid = midstates.get(key);
   if (mid) return mid;
   const block = new Uint8Array(SHA256_BLOCK_BYTES);
-  if (key.length > SHA256_BLOCK_BYTES) sha256Into(key, 0, key.length, block, 0, SHA256_BYTES);
+  if (key.length > SHA256_BLOCK_BYTES) portableSha256Into(key, 0, key.length, block, 0, SHA256_BYTES);
   else block.set(key);
   mid = new Int32Array(16);
   mid.set(IV, 0);
@@ -157,7 +154,7 @@ const INNER = new Int32Array(8);
  * out[offset..). The key's midstates are cached by the key object, so keys must not be
  * modified after first use.
  */
-export function hmacSha256Into(
+export function portableHmacSha256Into(
   key: Uint8Array, message: Uint8Array, start: number, end: number, out: Uint8Array, offset: number, length: number,
 ): void {
   const mid = midstatesOf(key);
@@ -173,6 +170,23 @@ export function hmacSha256Into(
   W[15] = (SHA256_BLOCK_BYTES + SHA256_BYTES) * 8;
   compress(STATE, 0);
   emit(STATE, out, offset, length);
+}
+
+const selected = nativeDigests ? nativeDigestFunctions(nativeDigests) : undefined;
+
+/** SHA-256 of message[start..end); the digest's first `length` bytes go to out[offset..). */
+export const sha256Into = selected?.sha256Into ?? portableSha256Into;
+
+/**
+ * HMAC-SHA-256 of message[start..end) under `key`; the MAC's first `length` bytes go to
+ * out[offset..). Keys must not be modified after first use (their midstates are kept).
+ */
+export const hmacSha256Into = selected?.hmacSha256Into ?? portableHmacSha256Into;
+
+export function sha256(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(SHA256_BYTES);
+  sha256Into(message, 0, message.length, out, 0, SHA256_BYTES);
+  return out;
 }
 
 export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {

@@ -1,10 +1,29 @@
 import { createHash, createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hmacSha256, hmacSha256Into, sha256, sha256Into } from '../../../src/engine/crypto/sha256.js';
+import { nativeDigestFunctions, nativeDigests, nativeDigestsStatus, type HmacSha256Into, type Sha256Into } from '../../../src/engine/crypto/nativeSha256.js';
+import * as selected from '../../../src/engine/crypto/sha256.js';
+import { portableHmacSha256Into, portableSha256Into } from '../../../src/engine/crypto/sha256.js';
+import { nativeSwitchedOff } from './nativeAddon.js';
 
-/** Lengths around the padding boundaries: 55 is the last with a one-block tail, 56 the first with two. */
-const BOUNDARIES = [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 121, 127, 128, 129, 183, 184, 300];
+interface Implementation {
+  sha256Into: Sha256Into;
+  hmacSha256Into: HmacSha256Into;
+}
+
+/** The addon's digests, or a loud failure: CI builds it, so a missing addon is a broken build. */
+function loadedNative(): Implementation {
+  if (!nativeDigests) throw new Error(`native SHA-256 is ${nativeDigestsStatus}: \`npm run build:native\` builds it`);
+  return nativeDigestFunctions(nativeDigests);
+}
+
+const IMPLEMENTATIONS: readonly (readonly [string, () => Implementation])[] = [
+  ['TypeScript', () => ({ sha256Into: portableSha256Into, hmacSha256Into: portableHmacSha256Into })],
+  ...(nativeSwitchedOff ? [] : [['native', loadedNative] as const]),
+];
+
+/** Lengths around the padding boundaries (55 is the last with a one-block tail, 56 the first with two) and the native scratch size (1024). */
+const BOUNDARIES = [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 121, 127, 128, 129, 183, 184, 300, 1024, 1025];
 
 const nodeSha = (m: Uint8Array): Buffer => createHash('sha256').update(m).digest();
 const nodeHmac = (k: Uint8Array, m: Uint8Array): Buffer => createHmac('sha256', k).update(m).digest();
@@ -17,6 +36,19 @@ const key = fc.oneof(
   fc.uint8Array({ minLength: 32, maxLength: 32 }),
   fc.uint8Array({ minLength: 0, maxLength: 200 }), // keys over 64 bytes are hashed first
 );
+
+describe.each(IMPLEMENTATIONS)('%s', (_name, implementation) => {
+const { sha256Into, hmacSha256Into } = implementation();
+const sha256 = (m: Uint8Array): Uint8Array => {
+  const out = new Uint8Array(32);
+  sha256Into(m, 0, m.length, out, 0, 32);
+  return out;
+};
+const hmacSha256 = (k: Uint8Array, m: Uint8Array): Uint8Array => {
+  const out = new Uint8Array(32);
+  hmacSha256Into(k, m, 0, m.length, out, 0, 32);
+  return out;
+};
 
 describe('sha256', () => {
   it('matches node:crypto for messages of 0 to 300 bytes', () => {
@@ -81,5 +113,77 @@ describe('hmacSha256', () => {
     const out = new Uint8Array(6);
     hmacSha256Into(k, framed, 2, 2 + m.length, out, 2, 3);
     expect([...out]).toEqual([0, 0, 0x5b, 0xdc, 0xc1, 0]);
+  });
+});
+});
+
+describe('the digests in use', () => {
+  it('are the native ones where the addon is loaded, the TypeScript ones otherwise', () => {
+    if (nativeSwitchedOff) {
+      expect(selected.sha256Into).toBe(portableSha256Into);
+      expect(selected.hmacSha256Into).toBe(portableHmacSha256Into);
+    } else {
+      loadedNative();
+      expect(selected.sha256Into).not.toBe(portableSha256Into);
+      expect(selected.hmacSha256Into).not.toBe(portableHmacSha256Into);
+    }
+    const k = Buffer.alloc(32, 9);
+    const m = Buffer.from('a token body');
+    expect(Buffer.from(selected.hmacSha256(k, m))).toEqual(nodeHmac(k, m));
+    expect(Buffer.from(selected.sha256(m))).toEqual(nodeSha(m));
+  });
+});
+
+describe.skipIf(nativeSwitchedOff)('the native digests, given bad arguments', () => {
+  const digests = (): NonNullable<typeof nativeDigests> => {
+    loadedNative();
+    return nativeDigests as NonNullable<typeof nativeDigests>;
+  };
+
+  it('throw a TypeError or RangeError and write nothing', () => {
+    const { sha256: hash, hmac, createMacKey } = digests();
+    const digest = new Uint8Array(32);
+    const message = new Uint8Array(8);
+    const call = (f: () => void): unknown => {
+      try {
+        f();
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    const refusals = [
+      call(() => hash(message, 9, digest)),
+      call(() => hash(message, -1, digest)),
+      call(() => hash(message, 1.5, digest)),
+      call(() => hash(message, 8, new Uint8Array(31))),
+      call(() => hash(new Uint16Array(8) as unknown as Uint8Array, 8, digest)),
+      call(() => hmac({} as never, message, 8, digest)),
+      call(() => hmac(createMacKey(new Uint8Array(32)), message, 9, digest)),
+      call(() => createMacKey('secret' as unknown as Uint8Array)),
+    ];
+    for (const error of refusals) {
+      expect(error).toBeInstanceOf(Error);
+      expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+    }
+    expect([...digest]).toEqual(new Array(32).fill(0));
+  });
+
+  it('refuse another handle in place of a MAC key', async () => {
+    const { nativeFf1 } = await import('../../../src/engine/crypto/nativeFf1.js');
+    const aes = nativeFf1?.createContext(new Uint8Array(32));
+    expect(() => digests().hmac(aes as never, new Uint8Array(4), 4, new Uint8Array(32))).toThrow(TypeError);
+  });
+
+  it('name no byte of the key or message in an error', () => {
+    const { hmac, createMacKey } = digests();
+    const key = createMacKey(Buffer.from('k3y-material'));
+    try {
+      hmac(key, Buffer.from('s3cret-message'), 99, new Uint8Array(32));
+    } catch (error) {
+      expect(String(error)).not.toMatch(/k3y|s3cret|73 33/);
+      return;
+    }
+    throw new Error('expected a RangeError');
   });
 });

@@ -19,16 +19,13 @@
  * Every argument is checked; a bad one throws a TypeError or RangeError whose message names no
  * value, tweak or key byte.
  */
-#ifndef NAPI_VERSION
-#define NAPI_VERSION 8
-#endif
-#include <node_api.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "addon.h"
 #include "ff1_rounds.h"
 
 #define MAX_RADIX 65536
@@ -46,38 +43,6 @@ static void finalize_context(napi_env env, void *data, void *hint) {
   EVP_CIPHER_CTX_free(context->aes); /* clears the key schedule */
   OPENSSL_cleanse(context, sizeof(*context));
   free(context);
-}
-
-static napi_value throw_type(napi_env env, const char *message) {
-  napi_throw_type_error(env, NULL, message);
-  return NULL;
-}
-
-static napi_value throw_range(napi_env env, const char *message) {
-  napi_throw_range_error(env, NULL, message);
-  return NULL;
-}
-
-static int typed_array(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
-  bool is_typed = false;
-  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return 0;
-  napi_typedarray_type type;
-  napi_value buffer;
-  size_t offset;
-  if (napi_get_typedarray_info(env, value, &type, length, data, &buffer, &offset) != napi_ok) return 0;
-  if (type != want) return 0;
-  if (*length > 0 && *data == NULL) return 0;
-  return 1;
-}
-
-static int integer_in(napi_env env, napi_value value, double min, double max, uint32_t *out) {
-  napi_valuetype type;
-  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number) return 0;
-  double x;
-  if (napi_get_value_double(env, value, &x) != napi_ok) return 0;
-  if (!(x >= min && x <= max) || x != (double)(uint32_t)x) return 0;
-  *out = (uint32_t)x;
-  return 1;
 }
 
 static napi_value create_context(napi_env env, napi_callback_info info) {
@@ -267,17 +232,14 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static napi_value init(napi_env env, napi_value exports) {
+int ff1_define(napi_env env, napi_value exports) {
   /* What this build can do: JavaScript routes radix-256 byte strings here only when it says so. */
   napi_value max_bytes;
-  if (napi_create_uint32(env, MAX_BYTES_N, &max_bytes) != napi_ok) return NULL;
+  if (napi_create_uint32(env, MAX_BYTES_N, &max_bytes) != napi_ok) return 0;
   napi_property_descriptor properties[] = {
       {"createContext", NULL, create_context, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crypt", NULL, ff1_crypt, NULL, NULL, NULL, napi_enumerable, NULL},
       {"maxBytes", NULL, NULL, NULL, NULL, max_bytes, napi_enumerable, NULL},
   };
-  if (napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) != napi_ok) return NULL;
-  return exports;
+  return napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) == napi_ok;
 }
-
-NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,209 @@
+/*
+ * SHA-256 and HMAC-SHA-256 of short messages, for the tokenise tag, scope id and whitening hash
+ * (src/engine/tokens/tokenFormat.ts), over OpenSSL's EVP (SHA extensions where the CPU has them).
+ * A digest starts from a copied context rather than a fresh fetch, and a MAC key keeps its inner
+ * and outer contexts after the padded key block, so a tag of a short message costs two
+ * compressions and no allocation. The TypeScript SHA-256 (src/engine/crypto/sha256.ts) is the
+ * reference; outputs are identical.
+ *
+ * JS API:
+ *   sha256(message: Uint8Array, length, digest: Uint8Array) -> undefined
+ *     SHA-256 of message[0..length) into digest[0..32).
+ *   createMacKey(key: Uint8Array) -> opaque handle (the two midstate contexts; the key bytes are
+ *     not kept, the contexts are wiped by EVP_MD_CTX_free when the handle is collected)
+ *   hmac(handle, message: Uint8Array, length, digest: Uint8Array) -> undefined
+ *     HMAC-SHA-256 of message[0..length) into digest[0..32).
+ * Every argument is checked; a bad one throws a TypeError or RangeError that names no byte.
+ */
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addon.h"
+
+#define DIGEST_BYTES 32
+#define SHA256_BLOCK 64
+
+/* Per module instance (each worker thread loads its own): the fetched digest and two contexts. */
+typedef struct {
+  EVP_MD *md;
+  EVP_MD_CTX *empty; /* initialised, nothing absorbed: copied to start a digest */
+  EVP_MD_CTX *work;
+} DigestState;
+
+typedef struct {
+  EVP_MD_CTX *inner; /* after key ^ ipad */
+  EVP_MD_CTX *outer; /* after key ^ opad */
+} MacKey;
+
+static const napi_type_tag MAC_KEY_TAG = {0x70677665696c6d61ULL, 0x636b65792d763031ULL};
+
+static void free_state(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  DigestState *state = (DigestState *)data;
+  if (state == NULL) return;
+  EVP_MD_CTX_free(state->empty);
+  EVP_MD_CTX_free(state->work);
+  EVP_MD_free(state->md);
+  free(state);
+}
+
+static void free_mac_key(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  MacKey *key = (MacKey *)data;
+  if (key == NULL) return;
+  EVP_MD_CTX_free(key->inner); /* clears the midstates */
+  EVP_MD_CTX_free(key->outer);
+  free(key);
+}
+
+static DigestState *state_of(napi_env env) {
+  void *data = NULL;
+  if (napi_get_instance_data(env, &data) != napi_ok) return NULL;
+  return (DigestState *)data;
+}
+
+/* message[0..length) into digest[0..32), starting from `start` (the empty or a key's context). */
+static int digest_from(DigestState *state, const EVP_MD_CTX *start, const uint8_t *message, size_t length, uint8_t *digest) {
+  unsigned int written = 0;
+  return EVP_MD_CTX_copy_ex(state->work, start) == 1
+      && EVP_DigestUpdate(state->work, message, length) == 1
+      && EVP_DigestFinal_ex(state->work, digest, &written) == 1
+      && written == DIGEST_BYTES;
+}
+
+/* The (message, length, digest) arguments at argv[0..3). 1 when they are usable. */
+static int message_arguments(napi_env env, napi_value *argv, uint8_t **message, size_t *length, uint8_t **digest) {
+  void *message_data, *digest_data;
+  size_t message_length, digest_length;
+  uint32_t used;
+  if (!typed_array(env, argv[0], napi_uint8_array, &message_data, &message_length)) {
+    throw_type(env, "digest: the message must be a Uint8Array");
+    return 0;
+  }
+  if (!integer_in(env, argv[1], 0, (double)message_length, &used)) {
+    throw_range(env, "digest: the length must be an integer within the message");
+    return 0;
+  }
+  if (!typed_array(env, argv[2], napi_uint8_array, &digest_data, &digest_length) || digest_length < DIGEST_BYTES) {
+    throw_type(env, "digest: the digest must be a Uint8Array of at least 32 bytes");
+    return 0;
+  }
+  *message = (uint8_t *)message_data;
+  *length = used;
+  *digest = (uint8_t *)digest_data;
+  return 1;
+}
+
+static napi_value sha256(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 3) return throw_type(env, "sha256 takes 3 arguments");
+  uint8_t *message, *digest;
+  size_t length;
+  if (!message_arguments(env, argv, &message, &length, &digest)) return NULL;
+  DigestState *state = state_of(env);
+  if (state == NULL || !digest_from(state, state->empty, message, length, digest)) {
+    napi_throw_error(env, NULL, "sha256: OpenSSL failed");
+  }
+  return NULL;
+}
+
+/* A context after absorbing the key block xored with `pad`. NULL on failure. */
+static EVP_MD_CTX *padded_context(DigestState *state, const uint8_t block[SHA256_BLOCK], uint8_t pad) {
+  uint8_t padded[SHA256_BLOCK];
+  for (int i = 0; i < SHA256_BLOCK; i++) padded[i] = block[i] ^ pad;
+  EVP_MD_CTX *context = EVP_MD_CTX_new();
+  int ok = context != NULL && EVP_MD_CTX_copy_ex(context, state->empty) == 1 && EVP_DigestUpdate(context, padded, SHA256_BLOCK) == 1;
+  OPENSSL_cleanse(padded, sizeof(padded));
+  if (!ok) {
+    EVP_MD_CTX_free(context);
+    return NULL;
+  }
+  return context;
+}
+
+static napi_value create_mac_key(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return throw_type(env, "createMacKey takes one argument, the key");
+  void *key;
+  size_t key_length;
+  if (!typed_array(env, argv[0], napi_uint8_array, &key, &key_length)) return throw_type(env, "createMacKey: the key must be a Uint8Array");
+  DigestState *state = state_of(env);
+  if (state == NULL) return throw_type(env, "createMacKey: the addon is not initialised");
+  /* RFC 2104: a key longer than a block is hashed first; a shorter one is padded with zeros. */
+  uint8_t block[SHA256_BLOCK] = {0};
+  int ok = 1;
+  if (key_length > SHA256_BLOCK) ok = digest_from(state, state->empty, (const uint8_t *)key, key_length, block);
+  else if (key_length > 0) memcpy(block, key, key_length);
+  MacKey *mac = ok ? (MacKey *)calloc(1, sizeof(MacKey)) : NULL;
+  if (mac != NULL) {
+    mac->inner = padded_context(state, block, 0x36);
+    mac->outer = padded_context(state, block, 0x5c);
+  }
+  OPENSSL_cleanse(block, sizeof(block));
+  if (mac == NULL || mac->inner == NULL || mac->outer == NULL) {
+    free_mac_key(env, mac, NULL);
+    napi_throw_error(env, NULL, "createMacKey: OpenSSL could not set up HMAC");
+    return NULL;
+  }
+  napi_value handle;
+  if (napi_create_external(env, mac, free_mac_key, NULL, &handle) != napi_ok) {
+    free_mac_key(env, mac, NULL);
+    napi_throw_error(env, NULL, "createMacKey: could not create the handle");
+    return NULL;
+  }
+  if (napi_type_tag_object(env, handle, &MAC_KEY_TAG) != napi_ok) {
+    /* The external owns the key now: the collector frees it. */
+    napi_throw_error(env, NULL, "createMacKey: could not tag the handle");
+    return NULL;
+  }
+  return handle;
+}
+
+static napi_value hmac(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 4) return throw_type(env, "hmac takes 4 arguments");
+  bool tagged = false;
+  napi_valuetype handle_type;
+  MacKey *mac = NULL;
+  if (napi_typeof(env, argv[0], &handle_type) != napi_ok || handle_type != napi_external
+      || napi_check_object_type_tag(env, argv[0], &MAC_KEY_TAG, &tagged) != napi_ok || !tagged
+      || napi_get_value_external(env, argv[0], (void **)&mac) != napi_ok || mac == NULL) {
+    return throw_type(env, "hmac: the first argument must be a handle from createMacKey");
+  }
+  uint8_t *message, *digest;
+  size_t length;
+  if (!message_arguments(env, argv + 1, &message, &length, &digest)) return NULL;
+  DigestState *state = state_of(env);
+  uint8_t inner[DIGEST_BYTES];
+  int ok = state != NULL && digest_from(state, mac->inner, message, length, inner)
+        && digest_from(state, mac->outer, inner, DIGEST_BYTES, digest);
+  OPENSSL_cleanse(inner, sizeof(inner));
+  if (!ok) napi_throw_error(env, NULL, "hmac: OpenSSL failed");
+  return NULL;
+}
+
+int digests_define(napi_env env, napi_value exports) {
+  DigestState *state = (DigestState *)calloc(1, sizeof(DigestState));
+  if (state == NULL) return 0;
+  state->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+  state->empty = EVP_MD_CTX_new();
+  state->work = EVP_MD_CTX_new();
+  if (state->md == NULL || state->empty == NULL || state->work == NULL || EVP_DigestInit_ex(state->empty, state->md, NULL) != 1
+      || napi_set_instance_data(env, state, free_state, NULL) != napi_ok) {
+    free_state(env, state, NULL);
+    return 0;
+  }
+  napi_property_descriptor properties[] = {
+      {"sha256", NULL, sha256, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"createMacKey", NULL, create_mac_key, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"hmac", NULL, hmac, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  return napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) == napi_ok;
+}

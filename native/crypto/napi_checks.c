@@ -1,0 +1,34 @@
+/* Argument checks the addon's N-API functions share. */
+#include "napi_checks.h"
+
+napi_value throw_type(napi_env env, const char *message) {
+  napi_throw_type_error(env, NULL, message);
+  return NULL;
+}
+
+napi_value throw_range(napi_env env, const char *message) {
+  napi_throw_range_error(env, NULL, message);
+  return NULL;
+}
+
+int typed_array(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
+  bool is_typed = false;
+  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return 0;
+  napi_typedarray_type type;
+  napi_value buffer;
+  size_t offset;
+  if (napi_get_typedarray_info(env, value, &type, length, data, &buffer, &offset) != napi_ok) return 0;
+  if (type != want) return 0;
+  if (*length > 0 && *data == NULL) return 0;
+  return 1;
+}
+
+int integer_in(napi_env env, napi_value value, double min, double max, uint32_t *out) {
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number) return 0;
+  double x;
+  if (napi_get_value_double(env, value, &x) != napi_ok) return 0;
+  if (!(x >= min && x <= max) || x != (double)(uint32_t)x) return 0;
+  *out = (uint32_t)x;
+  return 1;
+}
