@@ -88,11 +88,13 @@ export class BackendPolicy {
 
   /**
    * Whether a DataRow or CopyData arriving now must be handed over whole: its result has a plan,
-   * or one not derived yet. The rest stream through as PostgreSQL sent them, as `handle` would
-   * have left them.
+   * or one not derived yet; a NoticeResponse, when rows are held (`handle` flushes them first).
+   * The rest stream through as PostgreSQL sent them, as `handle` would have left them.
    */
   wantsWhole(type: number): boolean {
     if (type === 0x64 /* d */) return this.copyOut !== undefined;
+    // A notice (RAISE NOTICE in a function the query calls) goes out after the rows sent before it.
+    if (type === 0x4e /* N */) return this.held.length > 0;
     const head = this.state.replies.current;
     if (head?.kind === 'execute') return head.portal !== undefined && head.portal.readPlan !== null;
     if (head?.kind === 'query') return this.queryPlan !== undefined;

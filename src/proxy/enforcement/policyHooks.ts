@@ -49,8 +49,11 @@ const BACKEND_TYPES = 'tTnCIsEGHcS';
 /** Types the hooks follow by their header alone: Sync; ParseComplete, BindComplete, CloseComplete, ReadyForQuery. */
 const FRONTEND_HEADER_TYPES = 'S';
 const BACKEND_HEADER_TYPES = '123Z';
-/** DataRow and CopyData, seen whole only within a result the read path rewrites. */
-const BACKEND_ON_DEMAND_TYPES = 'Dd';
+/**
+ * DataRow and CopyData, seen whole only within a result the read path rewrites; NoticeResponse
+ * only while rows are held, so that it leaves after the rows PostgreSQL sent before it.
+ */
+const BACKEND_ON_DEMAND_TYPES = 'DdN';
 
 /** Per column policy (the same object until a reload), the engine's held protection for its options, if it gives one. */
 function heldProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {

@@ -59,8 +59,9 @@ export interface SessionHooks {
   readonly frontendHeaderTypes?: string;
   readonly backendHeaderTypes?: string;
   /**
-   * DataRow and CopyData ('D', 'd'): seen whole only when `wantsBackendMessage` says so as each
-   * arrives (a row of a result the hook rewrites); the others stream through untouched.
+   * DataRow, CopyData and NoticeResponse ('D', 'd', 'N'): seen whole only when
+   * `wantsBackendMessage` says so as each arrives (a row of a result the hook rewrites, a notice
+   * behind rows it holds); the others stream through untouched.
    */
   readonly backendOnDemandTypes?: string;
   wantsBackendMessage?(type: number, context: SessionContext): boolean;

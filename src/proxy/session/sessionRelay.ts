@@ -13,8 +13,8 @@ import { DROP, passThroughHooks, type SessionContext, type SessionHooks, type Se
 import { typeSet } from '../protocol/messageLimits.js';
 import { forEachFrame, ProtocolViolation } from '../protocol/messageReaders.js';
 
-/** DataRow and CopyData: the ProtocolState only reads them, so following one twice changes nothing. */
-const ON_DEMAND_TYPES = 'Dd';
+/** DataRow, CopyData and NoticeResponse: the ProtocolState only reads them, so following one twice changes nothing. */
+const ON_DEMAND_TYPES = 'DdN';
 
 export interface SessionRelayOptions {
   client: Duplex;
