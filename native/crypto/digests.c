@@ -3,7 +3,7 @@
  * (src/engine/tokens/tokenFormat.ts), over OpenSSL's EVP (SHA extensions where the CPU has them).
  * A digest starts from a copied context rather than a fresh fetch, and a MAC key keeps its inner
  * and outer contexts after the padded key block, so a tag of a short message costs two
- * compressions and no allocation. The TypeScript SHA-256 (src/engine/crypto/sha256.ts) is the
+ * compressions (and, in OpenSSL 3, a small allocation per context copied). The TypeScript SHA-256 (src/engine/crypto/sha256.ts) is the
  * reference; outputs are identical.
  *
  * JS API:
@@ -16,6 +16,7 @@
  * Every argument is checked; a bad one throws a TypeError or RangeError that names no byte.
  */
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,10 @@
 #define DIGEST_BYTES 32
 #define SHA256_BLOCK 64
 
-/* Per module instance (each worker thread loads its own): the fetched digest and two contexts. */
+/*
+ * Per module instance (each worker thread loads its own): the fetched digest and two contexts.
+ * It is the addon's instance data (napi_set_instance_data): no other part may set it.
+ */
 typedef struct {
   EVP_MD *md;
   EVP_MD_CTX *empty; /* initialised, nothing absorbed: copied to start a digest */
@@ -79,12 +83,15 @@ static int digest_from(DigestState *state, const EVP_MD_CTX *start, const uint8_
 static int message_arguments(napi_env env, napi_value *argv, uint8_t **message, size_t *length, uint8_t **digest) {
   void *message_data, *digest_data;
   size_t message_length, digest_length;
-  uint32_t used;
+  double used;
+  napi_valuetype type;
   if (!typed_array(env, argv[0], napi_uint8_array, &message_data, &message_length)) {
     throw_type(env, "digest: the message must be a Uint8Array");
     return 0;
   }
-  if (!integer_in(env, argv[1], 0, (double)message_length, &used)) {
+  /* Compared as doubles: a message may pass 2^32 bytes, beyond what integer_in converts. */
+  if (napi_typeof(env, argv[1], &type) != napi_ok || type != napi_number || napi_get_value_double(env, argv[1], &used) != napi_ok
+      || !(used >= 0 && used <= (double)message_length) || used != (double)(size_t)used) {
     throw_range(env, "digest: the length must be an integer within the message");
     return 0;
   }
@@ -93,7 +100,7 @@ static int message_arguments(napi_env env, napi_value *argv, uint8_t **message, 
     return 0;
   }
   *message = (uint8_t *)message_data;
-  *length = used;
+  *length = (size_t)used;
   *digest = (uint8_t *)digest_data;
   return 1;
 }
@@ -107,6 +114,7 @@ static napi_value sha256(napi_env env, napi_callback_info info) {
   if (!message_arguments(env, argv, &message, &length, &digest)) return NULL;
   DigestState *state = state_of(env);
   if (state == NULL || !digest_from(state, state->empty, message, length, digest)) {
+    ERR_clear_error();
     napi_throw_error(env, NULL, "sha256: OpenSSL failed");
   }
   return NULL;
@@ -134,7 +142,10 @@ static napi_value create_mac_key(napi_env env, napi_callback_info info) {
   size_t key_length;
   if (!typed_array(env, argv[0], napi_uint8_array, &key, &key_length)) return throw_type(env, "createMacKey: the key must be a Uint8Array");
   DigestState *state = state_of(env);
-  if (state == NULL) return throw_type(env, "createMacKey: the addon is not initialised");
+  if (state == NULL) {
+    napi_throw_error(env, NULL, "createMacKey: the addon is not initialised");
+    return NULL;
+  }
   /* RFC 2104: a key longer than a block is hashed first; a shorter one is padded with zeros. */
   uint8_t block[SHA256_BLOCK] = {0};
   int ok = 1;
@@ -148,35 +159,19 @@ static napi_value create_mac_key(napi_env env, napi_callback_info info) {
   OPENSSL_cleanse(block, sizeof(block));
   if (mac == NULL || mac->inner == NULL || mac->outer == NULL) {
     free_mac_key(env, mac, NULL);
+    ERR_clear_error();
     napi_throw_error(env, NULL, "createMacKey: OpenSSL could not set up HMAC");
     return NULL;
   }
-  napi_value handle;
-  if (napi_create_external(env, mac, free_mac_key, NULL, &handle) != napi_ok) {
-    free_mac_key(env, mac, NULL);
-    napi_throw_error(env, NULL, "createMacKey: could not create the handle");
-    return NULL;
-  }
-  if (napi_type_tag_object(env, handle, &MAC_KEY_TAG) != napi_ok) {
-    /* The external owns the key now: the collector frees it. */
-    napi_throw_error(env, NULL, "createMacKey: could not tag the handle");
-    return NULL;
-  }
-  return handle;
+  return tagged_handle(env, mac, free_mac_key, &MAC_KEY_TAG, "createMacKey");
 }
 
 static napi_value hmac(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 4) return throw_type(env, "hmac takes 4 arguments");
-  bool tagged = false;
-  napi_valuetype handle_type;
-  MacKey *mac = NULL;
-  if (napi_typeof(env, argv[0], &handle_type) != napi_ok || handle_type != napi_external
-      || napi_check_object_type_tag(env, argv[0], &MAC_KEY_TAG, &tagged) != napi_ok || !tagged
-      || napi_get_value_external(env, argv[0], (void **)&mac) != napi_ok || mac == NULL) {
-    return throw_type(env, "hmac: the first argument must be a handle from createMacKey");
-  }
+  MacKey *mac = (MacKey *)handle_data(env, argv[0], &MAC_KEY_TAG);
+  if (mac == NULL) return throw_type(env, "hmac: the first argument must be a handle from createMacKey");
   uint8_t *message, *digest;
   size_t length;
   if (!message_arguments(env, argv + 1, &message, &length, &digest)) return NULL;
@@ -185,7 +180,10 @@ static napi_value hmac(napi_env env, napi_callback_info info) {
   int ok = state != NULL && digest_from(state, mac->inner, message, length, inner)
         && digest_from(state, mac->outer, inner, DIGEST_BYTES, digest);
   OPENSSL_cleanse(inner, sizeof(inner));
-  if (!ok) napi_throw_error(env, NULL, "hmac: OpenSSL failed");
+  if (!ok) {
+    ERR_clear_error();
+    napi_throw_error(env, NULL, "hmac: OpenSSL failed");
+  }
   return NULL;
 }
 
@@ -198,6 +196,7 @@ int digests_define(napi_env env, napi_value exports) {
   if (state->md == NULL || state->empty == NULL || state->work == NULL || EVP_DigestInit_ex(state->empty, state->md, NULL) != 1
       || napi_set_instance_data(env, state, free_state, NULL) != napi_ok) {
     free_state(env, state, NULL);
+    ERR_clear_error();
     return 0;
   }
   napi_property_descriptor properties[] = {

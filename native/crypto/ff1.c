@@ -67,18 +67,7 @@ static napi_value create_context(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "createContext: OpenSSL could not set up AES");
     return NULL;
   }
-  napi_value handle;
-  if (napi_create_external(env, context, finalize_context, NULL, &handle) != napi_ok) {
-    finalize_context(env, context, NULL);
-    napi_throw_error(env, NULL, "createContext: could not create the handle");
-    return NULL;
-  }
-  if (napi_type_tag_object(env, handle, &CONTEXT_TAG) != napi_ok) {
-    /* The external owns the context now: the collector frees it. */
-    napi_throw_error(env, NULL, "createContext: could not tag the handle");
-    return NULL;
-  }
-  return handle;
+  return tagged_handle(env, context, finalize_context, &CONTEXT_TAG, "createContext");
 }
 
 /* NUM(s[0..d)) mod modulus, d in {8, 12}, modulus <= 2^53. */
@@ -109,16 +98,8 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return throw_type(env, "crypt: bad call");
   if (argc != 8) return throw_type(env, "crypt takes 8 arguments");
 
-  bool tagged = false;
-  napi_valuetype handle_type;
-  if (napi_typeof(env, argv[0], &handle_type) != napi_ok || handle_type != napi_external
-      || napi_check_object_type_tag(env, argv[0], &CONTEXT_TAG, &tagged) != napi_ok || !tagged) {
-    return throw_type(env, "crypt: the first argument must be a handle from createContext");
-  }
-  Ff1Context *context;
-  if (napi_get_value_external(env, argv[0], (void **)&context) != napi_ok || context == NULL) {
-    return throw_type(env, "crypt: the handle is not usable");
-  }
+  Ff1Context *context = (Ff1Context *)handle_data(env, argv[0], &CONTEXT_TAG);
+  if (context == NULL) return throw_type(env, "crypt: the first argument must be a handle from createContext");
   uint32_t radix, n;
   if (!integer_in(env, argv[1], 2, MAX_RADIX, &radix)) return throw_range(env, "crypt: radix must be an integer from 2 to 65536");
   if (!integer_in(env, argv[2], 2, 128, &n)) return throw_range(env, "crypt: n must be an integer from 2 to 128");

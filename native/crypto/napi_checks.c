@@ -1,4 +1,6 @@
-/* Argument checks the addon's N-API functions share. */
+/* Argument checks and handles the addon's N-API functions share. */
+#include <stdio.h>
+
 #include "napi_checks.h"
 
 napi_value throw_type(napi_env env, const char *message) {
@@ -28,7 +30,38 @@ int integer_in(napi_env env, napi_value value, double min, double max, uint32_t 
   if (napi_typeof(env, value, &type) != napi_ok || type != napi_number) return 0;
   double x;
   if (napi_get_value_double(env, value, &x) != napi_ok) return 0;
-  if (!(x >= min && x <= max) || x != (double)(uint32_t)x) return 0;
+  /* In range first: converting a double past UINT32_MAX to uint32_t is undefined. */
+  if (!(x >= min && x <= max && x <= (double)UINT32_MAX) || x != (double)(uint32_t)x) return 0;
   *out = (uint32_t)x;
   return 1;
+}
+
+napi_value tagged_handle(napi_env env, void *data, napi_finalize finalize, const napi_type_tag *tag, const char *what) {
+  char message[96];
+  napi_value handle;
+  if (napi_create_external(env, data, finalize, NULL, &handle) != napi_ok) {
+    finalize(env, data, NULL);
+    snprintf(message, sizeof(message), "%s: could not create the handle", what);
+    napi_throw_error(env, NULL, message);
+    return NULL;
+  }
+  if (napi_type_tag_object(env, handle, tag) != napi_ok) {
+    /* The external owns the data now: the collector frees it. */
+    snprintf(message, sizeof(message), "%s: could not tag the handle", what);
+    napi_throw_error(env, NULL, message);
+    return NULL;
+  }
+  return handle;
+}
+
+void *handle_data(napi_env env, napi_value value, const napi_type_tag *tag) {
+  napi_valuetype type;
+  bool tagged = false;
+  void *data = NULL;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_external
+      || napi_check_object_type_tag(env, value, tag, &tagged) != napi_ok || !tagged
+      || napi_get_value_external(env, value, &data) != napi_ok) {
+    return NULL;
+  }
+  return data;
 }

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  */
 
 /** Why the addon is or is not in use, for tests and diagnostics. */
-export type NativeStatus = 'loaded' | 'disabled' | 'not built' | 'failed its known-answer check';
+export type NativeStatus = 'loaded' | 'disabled' | 'not built' | 'missing from this build' | 'failed its known-answer check';
 
 const ADDON_PATH = fileURLToPath(new URL('../../../native/crypto/build/Release/pgveil_crypto.node', import.meta.url));
 

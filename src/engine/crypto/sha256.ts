@@ -1,4 +1,4 @@
-import { nativeDigestFunctions, nativeDigests } from './nativeSha256.js';
+import { isRange, nativeDigestFunctions, nativeDigests } from './nativeSha256.js';
 
 /**
  * SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104) for the tokenise tag, scope id and whitening
@@ -80,7 +80,7 @@ function loadBlock(bytes: Uint8Array, offset: number): void {
  * 64 for HMAC. Ranges rather than subarrays: a view costs an allocation per call.
  */
 function absorb(state: Int32Array, at: number, prefixBytes: number, message: Uint8Array, start: number, end: number): void {
-  if (!(start >= 0 && start <= end && end <= message.length)) throw new RangeError('message range out of bounds');
+  if (!isRange(message, start, end)) throw new RangeError('message range out of bounds');
   const length = end - start;
   const full = start + length - (length % SHA256_BLOCK_BYTES);
   for (let offset = start; offset < full; offset += SHA256_BLOCK_BYTES) {

@@ -61,12 +61,15 @@ describe('sha256', () => {
     }
   });
 
-  it('refuses a range outside the message', () => {
+  it('refuses a range outside the message or of fractional indexes', () => {
     const m = new Uint8Array(8);
     const out = new Uint8Array(32);
     expect(() => sha256Into(m, 5, 4, out, 0, 32)).toThrow(RangeError);
     expect(() => sha256Into(m, -1, 4, out, 0, 32)).toThrow(RangeError);
     expect(() => sha256Into(m, 0, 9, out, 0, 32)).toThrow(RangeError);
+    expect(() => sha256Into(m, 0, 1.5, out, 0, 32)).toThrow(RangeError);
+    expect(() => sha256Into(m, 0.5, 4, out, 0, 32)).toThrow(RangeError);
+    expect(() => hmacSha256Into(m, m, 0, Number.NaN, out, 0, 32)).toThrow(RangeError);
   });
 
   it('matches the FIPS 180-4 examples and a long message', () => {
