@@ -13,6 +13,12 @@ const UNCHANGED_KINDS: ReadonlySet<string> = new Set([
   'SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt', 'TransactionStmt', 'VariableSetStmt', 'VariableShowStmt',
 ]);
 
+/** Shared by every unchanged text: the types make them read-only, and a text that needs nothing fills none. */
+const NO_PARAMS: ReadonlyMap<number, never> = new Map<number, never>();
+const NO_EXECUTED: ReadonlyMap<string, string> = new Map<string, string>();
+const NO_COPIES: readonly never[] = Object.freeze([]);
+const ONE_STATEMENT_PLANS: readonly undefined[] = Object.freeze([undefined]);
+
 function needsNothing(statement: StatementAnalysis): boolean {
   return UNCHANGED_KINDS.has(statement.type) && statement.rejection === undefined
     && statement.params.length === 0 && statement.arrayParams.length === 0 && statement.literals.length === 0
@@ -33,12 +39,12 @@ export function unchangedStatement(sql: string, analysis: SqlAnalysis, context: 
   }
   return {
     sql,
-    params: new Map(),
-    extraParams: new Map(),
+    params: NO_PARAMS,
+    extraParams: NO_PARAMS,
     clientParamCount,
-    preparedPlans: analysis.statements.map(() => undefined),
-    executedPlans: new Map(),
-    copies: [],
+    preparedPlans: analysis.statements.length === 1 ? ONE_STATEMENT_PLANS : analysis.statements.map(() => undefined),
+    executedPlans: NO_EXECUTED,
+    copies: NO_COPIES,
     changesCatalog: false,
     analysis,
     resolutionKey: context.schema.resolutionKey,
