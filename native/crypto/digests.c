@@ -3,8 +3,8 @@
  * (src/engine/tokens/tokenFormat.ts), over OpenSSL's EVP (SHA extensions where the CPU has them).
  * A digest starts from a copied context rather than a fresh fetch, and a MAC key keeps its inner
  * and outer contexts after the padded key block, so a tag of a short message costs two
- * compressions (and, in OpenSSL 3, a small allocation per context copied). The TypeScript SHA-256 (src/engine/crypto/sha256.ts) is the
- * reference; outputs are identical.
+ * compressions (and, in OpenSSL 3, a small allocation per context copied). The TypeScript
+ * SHA-256 (src/engine/crypto/sha256.ts) is the reference; outputs are identical.
  *
  * JS API:
  *   sha256(message: Uint8Array, length, digest: Uint8Array) -> undefined
