@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { nativeDigestFunctions, nativeDigests, nativeDigestsStatus, type HmacSha256Into, type Sha256Into } from '../../../src/engine/crypto/nativeSha256.js';
 import * as selected from '../../../src/engine/crypto/sha256.js';
 import { portableHmacSha256Into, portableSha256Into } from '../../../src/engine/crypto/sha256.js';
-import { nativeSwitchedOff } from './nativeAddon.js';
+import { loadedNativeFf1, nativeSwitchedOff } from './nativeAddon.js';
 
 interface Implementation {
   sha256Into: Sha256Into;
@@ -38,86 +38,86 @@ const key = fc.oneof(
 );
 
 describe.each(IMPLEMENTATIONS)('%s', (_name, implementation) => {
-const { sha256Into, hmacSha256Into } = implementation();
-const sha256 = (m: Uint8Array): Uint8Array => {
-  const out = new Uint8Array(32);
-  sha256Into(m, 0, m.length, out, 0, 32);
-  return out;
-};
-const hmacSha256 = (k: Uint8Array, m: Uint8Array): Uint8Array => {
-  const out = new Uint8Array(32);
-  hmacSha256Into(k, m, 0, m.length, out, 0, 32);
-  return out;
-};
-
-describe('sha256', () => {
-  it('matches node:crypto for messages of 0 to 300 bytes', () => {
-    fc.assert(fc.property(message, (m) => {
-      expect(Buffer.from(sha256(m))).toEqual(nodeSha(m));
-    }), { numRuns: 1000 });
-    for (const n of BOUNDARIES) {
-      const m = Uint8Array.from({ length: n }, (_, i) => (i * 7 + 3) & 0xff);
-      expect(Buffer.from(sha256(m))).toEqual(nodeSha(m));
-    }
-  });
-
-  it('refuses a range outside the message or of fractional indexes', () => {
-    const m = new Uint8Array(8);
+  const { sha256Into, hmacSha256Into } = implementation();
+  const sha256 = (m: Uint8Array): Uint8Array => {
     const out = new Uint8Array(32);
-    expect(() => sha256Into(m, 5, 4, out, 0, 32)).toThrow(RangeError);
-    expect(() => sha256Into(m, -1, 4, out, 0, 32)).toThrow(RangeError);
-    expect(() => sha256Into(m, 0, 9, out, 0, 32)).toThrow(RangeError);
-    expect(() => sha256Into(m, 0, 1.5, out, 0, 32)).toThrow(RangeError);
-    expect(() => sha256Into(m, 0.5, 4, out, 0, 32)).toThrow(RangeError);
-    expect(() => hmacSha256Into(m, m, 0, Number.NaN, out, 0, 32)).toThrow(RangeError);
-  });
+    sha256Into(m, 0, m.length, out, 0, 32);
+    return out;
+  };
+  const hmacSha256 = (k: Uint8Array, m: Uint8Array): Uint8Array => {
+    const out = new Uint8Array(32);
+    hmacSha256Into(k, m, 0, m.length, out, 0, 32);
+    return out;
+  };
 
-  it('matches the FIPS 180-4 examples and a long message', () => {
-    expect(Buffer.from(sha256(Buffer.from('abc'))).toString('hex'))
-      .toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-    const long = new Uint8Array(100_000).fill(0x61);
-    expect(Buffer.from(sha256(long))).toEqual(nodeSha(long));
-  });
-
-  it('hashes a range of the message, and writes a prefix of the digest where asked, nothing else', () => {
-    fc.assert(fc.property(message, fc.nat(), fc.nat(), (m, a, b) => {
-      const start = a % (m.length + 1);
-      const end = start + (b % (m.length - start + 1));
-      const out = new Uint8Array(10).fill(0xee);
-      sha256Into(m, start, end, out, 3, 5);
-      expect(Buffer.from(out)).toEqual(Buffer.concat([Buffer.alloc(3, 0xee), nodeSha(m.subarray(start, end)).subarray(0, 5), Buffer.alloc(2, 0xee)]));
-    }), { numRuns: 300 });
-  });
-});
-
-describe('hmacSha256', () => {
-  it('matches node:crypto for random keys and messages of 0 to 300 bytes', () => {
-    fc.assert(fc.property(key, message, (k, m) => {
-      expect(Buffer.from(hmacSha256(k, m))).toEqual(nodeHmac(k, m));
-    }), { numRuns: 1000 });
-  });
-
-  it('keeps one key\'s midstates right across many messages and boundary lengths', () => {
-    const k = Buffer.alloc(32, 0x5a);
-    for (const n of BOUNDARIES) {
-      for (let variant = 0; variant < 3; variant++) {
-        const m = Uint8Array.from({ length: n }, (_, i) => (i + variant * 31) & 0xff);
-        expect(Buffer.from(hmacSha256(k, m))).toEqual(nodeHmac(k, m));
+  describe('sha256', () => {
+    it('matches node:crypto for messages of 0 to 300 bytes', () => {
+      fc.assert(fc.property(message, (m) => {
+        expect(Buffer.from(sha256(m))).toEqual(nodeSha(m));
+      }), { numRuns: 1000 });
+      for (const n of BOUNDARIES) {
+        const m = Uint8Array.from({ length: n }, (_, i) => (i * 7 + 3) & 0xff);
+        expect(Buffer.from(sha256(m))).toEqual(nodeSha(m));
       }
-    }
+    });
+
+    it('refuses a range outside the message or of fractional indexes', () => {
+      const m = new Uint8Array(8);
+      const out = new Uint8Array(32);
+      expect(() => sha256Into(m, 5, 4, out, 0, 32)).toThrow(RangeError);
+      expect(() => sha256Into(m, -1, 4, out, 0, 32)).toThrow(RangeError);
+      expect(() => sha256Into(m, 0, 9, out, 0, 32)).toThrow(RangeError);
+      expect(() => sha256Into(m, 0, 1.5, out, 0, 32)).toThrow(RangeError);
+      expect(() => sha256Into(m, 0.5, 4, out, 0, 32)).toThrow(RangeError);
+      expect(() => hmacSha256Into(m, m, 0, Number.NaN, out, 0, 32)).toThrow(RangeError);
+    });
+
+    it('matches the FIPS 180-4 examples and a long message', () => {
+      expect(Buffer.from(sha256(Buffer.from('abc'))).toString('hex'))
+        .toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+      const long = new Uint8Array(100_000).fill(0x61);
+      expect(Buffer.from(sha256(long))).toEqual(nodeSha(long));
+    });
+
+    it('hashes a range of the message, and writes a prefix of the digest where asked, nothing else', () => {
+      fc.assert(fc.property(message, fc.nat(), fc.nat(), (m, a, b) => {
+        const start = a % (m.length + 1);
+        const end = start + (b % (m.length - start + 1));
+        const out = new Uint8Array(10).fill(0xee);
+        sha256Into(m, start, end, out, 3, 5);
+        expect(Buffer.from(out)).toEqual(Buffer.concat([Buffer.alloc(3, 0xee), nodeSha(m.subarray(start, end)).subarray(0, 5), Buffer.alloc(2, 0xee)]));
+      }), { numRuns: 300 });
+    });
   });
 
-  it('matches RFC 4231 test case 2, for a range of a buffer, writing a prefix in place', () => {
-    const k = Buffer.from('Jefe');
-    const m = Buffer.from('what do ya want for nothing?');
-    expect(Buffer.from(hmacSha256(k, m)).toString('hex'))
-      .toBe('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
-    const framed = Buffer.concat([Buffer.from('xy'), m, Buffer.from('z')]);
-    const out = new Uint8Array(6);
-    hmacSha256Into(k, framed, 2, 2 + m.length, out, 2, 3);
-    expect([...out]).toEqual([0, 0, 0x5b, 0xdc, 0xc1, 0]);
+  describe('hmacSha256', () => {
+    it('matches node:crypto for random keys and messages of 0 to 300 bytes', () => {
+      fc.assert(fc.property(key, message, (k, m) => {
+        expect(Buffer.from(hmacSha256(k, m))).toEqual(nodeHmac(k, m));
+      }), { numRuns: 1000 });
+    });
+
+    it('keeps one key\'s midstates right across many messages and boundary lengths', () => {
+      const k = Buffer.alloc(32, 0x5a);
+      for (const n of BOUNDARIES) {
+        for (let variant = 0; variant < 3; variant++) {
+          const m = Uint8Array.from({ length: n }, (_, i) => (i + variant * 31) & 0xff);
+          expect(Buffer.from(hmacSha256(k, m))).toEqual(nodeHmac(k, m));
+        }
+      }
+    });
+
+    it('matches RFC 4231 test case 2, for a range of a buffer, writing a prefix in place', () => {
+      const k = Buffer.from('Jefe');
+      const m = Buffer.from('what do ya want for nothing?');
+      expect(Buffer.from(hmacSha256(k, m)).toString('hex'))
+        .toBe('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+      const framed = Buffer.concat([Buffer.from('xy'), m, Buffer.from('z')]);
+      const out = new Uint8Array(6);
+      hmacSha256Into(k, framed, 2, 2 + m.length, out, 2, 3);
+      expect([...out]).toEqual([0, 0, 0x5b, 0xdc, 0xc1, 0]);
+    });
   });
-});
 });
 
 describe('the digests in use', () => {
@@ -172,10 +172,13 @@ describe.skipIf(nativeSwitchedOff)('the native digests, given bad arguments', ()
     expect([...digest]).toEqual(new Array(32).fill(0));
   });
 
-  it('refuse another handle in place of a MAC key', async () => {
-    const { nativeFf1 } = await import('../../../src/engine/crypto/nativeFf1.js');
-    const aes = nativeFf1?.createContext(new Uint8Array(32));
+  it('refuse another handle in place of a MAC key, and FF1 refuses a MAC key', () => {
+    const ff1 = loadedNativeFf1();
+    const aes = ff1.createContext(new Uint8Array(32));
     expect(() => digests().hmac(aes as never, new Uint8Array(4), 4, new Uint8Array(32))).toThrow(TypeError);
+    const mac = digests().createMacKey(new Uint8Array(32));
+    const numerals = new Uint16Array(6);
+    expect(() => ff1.crypt(mac as never, 10, 6, numerals, new Uint16Array(6), new Uint8Array(0), undefined, false)).toThrow(TypeError);
   });
 
   it('name no byte of the key or message in an error', () => {
