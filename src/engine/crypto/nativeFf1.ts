@@ -1,12 +1,11 @@
-import { debuglog } from 'node:util';
-import { nativeAddon, type NativeStatus } from './nativeAddon.js';
+import { nativePart, type NativeStatus } from './nativeAddon.js';
 
 /**
  * Native FF1 (native/crypto: the Feistel rounds in C over OpenSSL's AES), chosen once, here, when
  * the module loads. `nativeFf1` is the addon, or undefined when it is not built (no compiler at
  * install time, `npm ci --ignore-scripts`), when PGVEIL_NATIVE=0, or when it fails its
  * known-answer check: then FF1 runs in TypeScript, with identical outputs. The only trace is one
- * line under NODE_DEBUG=pgveil.
+ * line under NODE_DEBUG=pgveil (nativeAddon.ts).
  */
 
 /** An AES key schedule held by the addon; wiped when the handle is garbage-collected. */
@@ -39,23 +38,6 @@ export const NATIVE_FF1_MAX_MODULUS = 2 ** 53;
 
 /** Why the addon is or is not in use, for tests and diagnostics. */
 export type NativeFf1Status = NativeStatus;
-
-const log = debuglog('pgveil');
-
-function load(): { addon: NativeFf1 | undefined; status: NativeFf1Status } {
-  if (nativeAddon.exports === undefined) {
-    log(nativeAddon.status === 'disabled'
-      ? 'native FF1 off (PGVEIL_NATIVE=0): FF1 runs in TypeScript'
-      : 'native crypto addon not built (npm ci builds it where a C compiler is present): FF1 runs in TypeScript');
-    return { addon: undefined, status: nativeAddon.status };
-  }
-  const addon = nativeAddon.exports as unknown as NativeFf1;
-  if (!passesKnownAnswer(addon)) {
-    log('native FF1 addon gives a wrong answer for its known-answer samples: FF1 runs in TypeScript');
-    return { addon: undefined, status: 'failed its known-answer check' };
-  }
-  return { addon, status: 'loaded' };
-}
 
 /**
  * NIST SP 800-38G FF1 sample 8 (AES-256, radix 10, tweak "9876543210"), both ways; where the
@@ -107,9 +89,9 @@ function byteLimitOf(addon: NativeFf1): number | undefined {
   return typeof limit === 'number' && Number.isInteger(limit) && limit >= 40 && limit <= 128 ? limit : undefined;
 }
 
-const selected = load();
+const selected = nativePart<NativeFf1>('FF1', ['createContext', 'crypt'], passesKnownAnswer);
 
-export const nativeFf1: NativeFf1 | undefined = selected.addon;
+export const nativeFf1: NativeFf1 | undefined = selected.part;
 export const nativeFf1Status: NativeFf1Status = selected.status;
 
 /** The longest radix-256 string an addon takes as bytes, 0 for none (an older or a bogus build). */

@@ -1,5 +1,4 @@
-import { debuglog } from 'node:util';
-import { nativeAddon, type NativeStatus } from './nativeAddon.js';
+import { nativePart, type NativeStatus } from './nativeAddon.js';
 
 /**
  * Native SHA-256 and HMAC-SHA-256 (native/crypto/digests.c, over OpenSSL's digests), chosen once
@@ -22,23 +21,6 @@ export interface NativeDigests {
   hmac(key: NativeMacKey, message: Uint8Array, length: number, digest: Uint8Array): void;
 }
 
-const log = debuglog('pgveil');
-
-function load(): { digests: NativeDigests | undefined; status: NativeStatus } {
-  const exports = nativeAddon.exports;
-  if (exports === undefined) return { digests: undefined, status: nativeAddon.status };
-  const digests = exports as unknown as NativeDigests;
-  if (typeof exports.sha256 !== 'function' || typeof exports.createMacKey !== 'function' || typeof exports.hmac !== 'function') {
-    log('native SHA-256 missing from this build (OpenSSL could not set it up): token digests run in TypeScript');
-    return { digests: undefined, status: 'missing from this build' };
-  }
-  if (!passesKnownAnswer(digests)) {
-    log('native SHA-256 gives a wrong answer for its known-answer samples: token digests run in TypeScript');
-    return { digests: undefined, status: 'failed its known-answer check' };
-  }
-  return { digests, status: 'loaded' };
-}
-
 /** FIPS 180-4's "abc", and RFC 4231 test cases 2 (a short key) and 6 (a key hashed first). */
 function passesKnownAnswer(digests: NativeDigests): boolean {
   try {
@@ -57,9 +39,9 @@ function passesKnownAnswer(digests: NativeDigests): boolean {
   }
 }
 
-const selected = load();
+const selected = nativePart<NativeDigests>('SHA-256', ['sha256', 'createMacKey', 'hmac'], passesKnownAnswer);
 
-export const nativeDigests: NativeDigests | undefined = selected.digests;
+export const nativeDigests: NativeDigests | undefined = selected.part;
 export const nativeDigestsStatus: NativeStatus = selected.status;
 
 /** Whether [start, end) is a range of whole indexes within `message`: both implementations refuse anything else alike. */

@@ -3,9 +3,10 @@ import { isRange, nativeDigestFunctions, nativeDigests } from './nativeSha256.js
 /**
  * SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104) for the tokenise tag, scope id and whitening
  * hash: over the native addon where it is loaded (nativeSha256.ts), else in the plain TypeScript
- * below (the `portable` functions), with identical outputs. Their messages are a few dozen bytes: node:crypto's per-call
- * object setup costs several times the two compressions they need, and here HMAC keeps the
- * key's inner and outer midstates, so a tag of a message under 56 bytes is two compressions.
+ * below (the `portable` functions), with identical outputs. Their messages are a few dozen
+ * bytes: node:crypto's per-call object setup costs several times the two compressions they need,
+ * and here HMAC keeps the key's inner and outer midstates, so a tag of a message under 56 bytes
+ * is two compressions.
  *
  * Constant time: only 32-bit additions, xors, ands and fixed rotations on the data; no table is
  * indexed by secret bytes (K is indexed by the round number) and no branch depends on them, so
