@@ -1,6 +1,7 @@
 /**
  * A NoticeResponse sent while the proxy holds rows of a result it rewrites (RAISE NOTICE in a
- * function the query calls) reaches the client after the rows PostgreSQL sent before it.
+ * function the query calls) reaches the client after the rows PostgreSQL sent before it, with
+ * its bytes as PostgreSQL sent them: a notice never carries plaintext.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,8 @@ beforeAll(async () => {
   try {
     await direct.query(`CREATE FUNCTION note_row(n int) RETURNS int LANGUAGE plpgsql AS $$
       BEGIN RAISE NOTICE 'row %', n; RETURN n; END $$`);
+    await direct.query(`CREATE FUNCTION note_value(v text) RETURNS int LANGUAGE plpgsql AS $$
+      BEGIN RAISE NOTICE 'value %', v; RETURN 0; END $$`);
   } finally {
     await direct.end();
   }
@@ -60,5 +63,29 @@ describe('a notice raised between rows the proxy rewrites', () => {
 
   it('and simple protocol', async () => {
     expect(await eventsOf(sql, 'simple')).toEqual(expected);
+  });
+});
+
+describe('a notice carrying a protected value', () => {
+  it('carries the stored value, never plaintext, even to a role that sees plaintext rows', async () => {
+    const direct = await harness.direct();
+    let stored: string;
+    try {
+      stored = (await direct.query("SELECT ssn FROM customers WHERE note = 'notice-1'")).rows[0].ssn as string;
+    } finally {
+      await direct.end();
+    }
+    const notices: string[] = [];
+    const onNotice = (notice: { message?: string }): void => { notices.push(notice.message ?? ''); };
+    app.on('notice', onNotice);
+    try {
+      // The row is revealed to app; the notice, raised inside PostgreSQL, holds what is stored there.
+      const result = await app.query("SELECT note_value(ssn), ssn FROM customers WHERE note = 'notice-1'");
+      expect(result.rows).toEqual([{ note_value: 0, ssn: SSNS[0] }]);
+      expect(stored).not.toBe(SSNS[0]);
+      expect(notices).toEqual([`value ${stored}`]);
+    } finally {
+      app.off('notice', onNotice);
+    }
   });
 });
