@@ -43,6 +43,27 @@ describe('literalShapeOf', () => {
     expect(shape(sql)).toBeUndefined();
   });
 
+  it('gives UTF-8 byte lengths and constant offsets, whatever stands before a constant (property)', () => {
+    const piece = fc.oneof(
+      fc.constantFrom('a', 'ä', 'naïve_col', '日本', '𝔘x', '= ', ', ', ' '),
+      fc.string({ unit: 'grapheme', maxLength: 4 }).map((text) => `"${text.replaceAll('"', '""')}x"`),
+      fc.string({ unit: 'grapheme', maxLength: 6 }).map((text) => ` '${text.replaceAll("'", "''")}' `),
+      fc.nat(99_999).map((n) => ` ${n} `),
+    );
+    fc.assert(fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+      const sql = `SELECT x FROM t WHERE ${pieces.join(' ')}`;
+      const found = literalShapeOf(sql, DENIED);
+      if (found === undefined) return;
+      expect(found.byteLength).toBe(Buffer.byteLength(sql, 'utf8'));
+      const bytes = Buffer.from(sql, 'utf8');
+      for (const offset of found.constantOffsets) {
+        const first = bytes[offset] as number;
+        expect(first === 0x27 || (first >= 0x30 && first <= 0x39)).toBe(true);
+      }
+      expect(found.constantOffsets.length).toBe((found.key.match(/\$[sn]/g) ?? []).length);
+    }));
+  });
+
   it('finds a denied word or INTO in any case, wherever it stands (property)', () => {
     const spelled = (word: string) => fc.array(fc.boolean(), { minLength: word.length, maxLength: word.length })
       .map((upper) => [...word].map((char, i) => (upper[i] ? char.toUpperCase() : char)).join(''));

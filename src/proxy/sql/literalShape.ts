@@ -89,8 +89,9 @@ function isSpace(code: number): boolean {
 
 /** The text's shape, or undefined when the text is not simple enough to have one. */
 export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): LiteralShape | undefined {
-  const parts: string[] = [];
+  let key = '';
   const constants: number[] = [];
+  let ascii = true; // every code unit seen so far is ASCII: byte offsets are the UTF-16 positions
   let from = 0; // start of the text not yet copied into parts
   let firstWord: string | undefined;
   const hashes = hashesOf(deniedWords);
@@ -102,13 +103,15 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
       let j = i + 1;
       for (;;) {
         if (j >= n) return undefined; // unterminated
-        if (sql.charCodeAt(j) === 0x27) {
+        const inner = sql.charCodeAt(j);
+        if (inner === 0x27) {
           if (sql.charCodeAt(j + 1) === 0x27) { j += 2; continue; }
           break;
         }
+        if (inner >= 0x80) ascii = false;
         j++;
       }
-      parts.push(sql.slice(from, i), '$s');
+      key += sql.slice(from, i) + '$s';
       constants.push(i);
       i = j + 1;
       from = i;
@@ -117,10 +120,12 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
       let name = '';
       for (;;) {
         if (j >= n) return undefined;
-        if (sql.charCodeAt(j) === 0x22) {
+        const inner = sql.charCodeAt(j);
+        if (inner === 0x22) {
           if (sql.charCodeAt(j + 1) === 0x22) { name += '"'; j += 2; continue; }
           break;
         }
+        if (inner >= 0x80) ascii = false;
         name += sql.charAt(j);
         j++;
       }
@@ -129,17 +134,18 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
     } else if (isWordStart(code)) {
       let j = i + 1;
       let hash = nextHash(0, code);
-      let ascii = code < 0x80;
+      let asciiWord = code < 0x80;
       for (; j < n; j++) {
         const part = sql.charCodeAt(j);
         if (!isWordPart(part)) break;
-        if (part >= 0x80) ascii = false;
+        if (part >= 0x80) asciiWord = false;
         hash = nextHash(hash, part);
       }
+      if (!asciiWord) ascii = false;
       const next = sql.charCodeAt(j);
       // `$` in a name, or a prefixed string (E'…', U&'…', B'…', X'…', N'…').
       if (next === 0x24 || next === 0x27 || next === 0x26) return undefined;
-      if (firstWord !== undefined && ascii && !hashes.has(hash)) {
+      if (firstWord !== undefined && asciiWord && !hashes.has(hash)) {
         i = j;
         continue;
       }
@@ -160,7 +166,7 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
       }
       // 1e5, 0x1F, 1_000: left to the full analysis.
       if (j < n && isWordPart(sql.charCodeAt(j))) return undefined;
-      parts.push(sql.slice(from, i), '$n');
+      key += sql.slice(from, i) + '$n';
       constants.push(i);
       i = j;
       from = i;
@@ -174,12 +180,12 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
     } else if (code === 0) {
       return undefined;
     } else {
+      if (code >= 0x80) ascii = false;
       i++;
     }
   }
   if (firstWord === undefined) return undefined;
-  parts.push(sql.slice(from));
-  const byteLength = Buffer.byteLength(sql, 'utf8');
-  // As many bytes as UTF-16 units: every character is ASCII, one byte where it stands.
-  return { key: parts.join(''), byteLength, constantOffsets: byteLength === n ? constants : byteOffsets(sql, constants) };
+  key += sql.slice(from);
+  if (ascii) return { key, byteLength: n, constantOffsets: constants };
+  return { key, byteLength: Buffer.byteLength(sql, 'utf8'), constantOffsets: byteOffsets(sql, constants) };
 }

@@ -39,6 +39,14 @@ interface ShapeEntry {
   readonly shape: LiteralShape;
   /** When it was last moved to the young end of its LRU (the cache's use count then). */
   used: number;
+  /** The last analysis moved to another text (texts of one shape mostly differ in the same way). */
+  lastMoved?: MovedAnalysis;
+}
+
+interface MovedAnalysis {
+  readonly shift: number;
+  readonly compared: readonly number[];
+  readonly analysis: SqlAnalysis;
 }
 
 interface TextEntry {
@@ -192,7 +200,17 @@ function movedTo(entry: ShapeEntry, shape: LiteralShape): SqlAnalysis | undefine
     moved.push(to);
   }
   const shift = shape.byteLength - entry.shape.byteLength;
-  if (shift === 0 && moved.every((offset, i) => offset === compared[i])) return entry.analysis;
+  if (shift === 0 && sameOffsets(moved, compared)) return entry.analysis;
+  const last = entry.lastMoved;
+  if (last !== undefined && last.shift === shift && sameOffsets(moved, last.compared)) return last.analysis;
   const next: StatementAnalysis = { ...statement, end: statement.end + shift, ...(statement.plainComparedValues === undefined ? {} : { plainComparedValues: moved }) };
-  return { ...entry.analysis, statements: [next] };
+  const analysis: SqlAnalysis = { ...entry.analysis, statements: [next] };
+  entry.lastMoved = { shift, compared: moved, analysis };
+  return analysis;
+}
+
+function sameOffsets(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
