@@ -19,7 +19,6 @@ import { RULE_EXPRESSION_NAMES } from './statementRules.js';
 const SHAPE_DENIED_WORDS: ReadonlySet<string> = new Set([...RULE_EXPRESSION_NAMES, ...EXPOSURE_FUNCTION_NAMES]);
 
 const NO_NAMES: readonly string[] = Object.freeze([]);
-const MAX_SCHEMA_TAGS = 4096;
 
 /** The two name lists as one, kept (frozen) while the schema hands out the same frozen lists. */
 const joinedNames = new WeakMap<object, { readonly plaintext: object; readonly joined: readonly string[] }>();
@@ -74,12 +73,21 @@ export interface SqlAnalysisCacheOptions {
   readonly maxTextLength?: number;
 }
 
+/**
+ * The analyses kept under one schema key. Keys within it are the texts and shapes themselves: a
+ * lookup hashes the text once (a string keeps its hash), with no combined key to build and flatten.
+ */
+interface SchemaSpace {
+  readonly texts: Map<string, TextEntry>;
+  readonly shapes: Map<string, ShapeEntry>;
+  used: number;
+}
+
 export class SqlAnalysisCache {
-  private readonly entries = new Map<string, TextEntry>();
-  private readonly shapes = new Map<string, ShapeEntry>();
-  /** Schema keys (long, and the same string for a session's run of messages) → short tags, never reused. */
-  private readonly schemaTags = new Map<string, string>();
-  private nextTag = 0;
+  /** By schema key, least recently used first (moved now and then, as entries are). */
+  private readonly spaces = new Map<string, SchemaSpace>();
+  private textCount = 0;
+  private shapeCount = 0;
   /** Counts lookups: an entry used within the last maxEntries / 2 of them is young enough to stay where it is. */
   private uses = 0;
   private readonly maxEntries: number;
@@ -99,53 +107,68 @@ export class SqlAnalysisCache {
       this.misses++;
       return analyseSql(sql, schema);
     }
-    const tag = this.tagOf(schemaKey);
-    const key = `${tag}\u0000${sql}`;
-    const known = this.entries.get(key);
     const uses = ++this.uses;
-    if (known !== undefined) {
+    let space = this.spaces.get(schemaKey);
+    if (space !== undefined && this.stale(space, uses)) refresh(this.spaces, schemaKey, space, uses);
+    const known = space?.texts.get(sql);
+    if (known !== undefined && space !== undefined) {
       this.hits++;
-      if (this.stale(known, uses)) refresh(this.entries, key, known, uses);
+      if (this.stale(known, uses)) refresh(space.texts, sql, known, uses);
       return known.analysis;
     }
     const shape = this.shapeOf(sql, schema);
-    const shapeKey = shape === undefined ? undefined : `${tag}\u0000${shape.key}`;
-    const shaped = shapeKey === undefined ? undefined : this.shapes.get(shapeKey);
+    const shaped = shape === undefined ? undefined : space?.shapes.get(shape.key);
     const moved = shaped === undefined || shape === undefined ? undefined : movedTo(shaped, shape);
-    if (moved !== undefined && shapeKey !== undefined && shaped !== undefined) {
+    if (moved !== undefined && shape !== undefined && shaped !== undefined && space !== undefined) {
       this.shapeHits++;
-      if (this.stale(shaped, uses)) refresh(this.shapes, shapeKey, shaped, uses);
+      if (this.stale(shaped, uses)) refresh(space.shapes, shape.key, shaped, uses);
       return moved;
     }
     this.misses++;
     const analysis = analyseSql(sql, schema);
-    if (!analysis.statements.some((statement) => statement.literals.length > 0)) remember(this.entries, key, { analysis, used: uses }, this.maxEntries);
-    if (shape !== undefined && shapeKey !== undefined && foundNothing(analysis)) {
+    const keepText = !analysis.statements.some((statement) => statement.literals.length > 0);
+    let shapeEntry: ShapeEntry | undefined;
+    if (shape !== undefined && foundNothing(analysis)) {
       const entry: ShapeEntry = { analysis, statement: analysis.statements[0] as StatementAnalysis, shape, used: uses };
-      if (movedTo(entry, shape) !== undefined) remember(this.shapes, shapeKey, entry, this.maxEntries);
+      if (movedTo(entry, shape) !== undefined) shapeEntry = entry;
+    }
+    if (!keepText && shapeEntry === undefined) return analysis;
+    if (space === undefined) {
+      space = { texts: new Map(), shapes: new Map(), used: uses };
+      this.spaces.set(schemaKey, space);
+    }
+    if (keepText && !space.texts.has(sql)) {
+      space.texts.set(sql, { analysis, used: uses });
+      if (++this.textCount > this.maxEntries) this.evictOldest('texts');
+    }
+    if (shapeEntry !== undefined && shape !== undefined && !space.shapes.has(shape.key)) {
+      space.shapes.set(shape.key, shapeEntry);
+      if (++this.shapeCount > this.maxEntries) this.evictOldest('shapes');
     }
     return analysis;
   }
 
   /**
    * Moving an entry to the young end costs a delete and an insert: done only for entries last
-   * moved more than half the capacity's lookups ago. Each lookup adds at most one entry, so one
-   * used at least once in every maxEntries / 2 lookups is never evicted.
+   * moved more than half the capacity's lookups ago. Each lookup adds at most one entry of a kind,
+   * so one used at least once in every maxEntries / 2 lookups is never evicted.
    */
   private stale(entry: { used: number }, uses: number): boolean {
     return uses - entry.used >= this.maxEntries / 2;
   }
 
-  /** Keys hold the tag instead of the schema key: shorter strings to hash on every lookup. */
-  private tagOf(schemaKey: string): string {
-    let tag = this.schemaTags.get(schemaKey);
-    if (tag === undefined) {
-      // Forgetting tags only costs misses: a key seen again gets a new tag, entries under old ones age out.
-      if (this.schemaTags.size >= MAX_SCHEMA_TAGS) this.schemaTags.clear();
-      tag = (this.nextTag++).toString(36);
-      this.schemaTags.set(schemaKey, tag);
+  /** Drops the oldest entry of a kind from the least recently used space that has one. */
+  private evictOldest(kind: 'texts' | 'shapes'): void {
+    for (const [schemaKey, space] of this.spaces) {
+      const map: Map<string, unknown> = space[kind];
+      const oldest = map.keys().next();
+      if (oldest.done === true) continue;
+      map.delete(oldest.value);
+      if (kind === 'texts') this.textCount--;
+      else this.shapeCount--;
+      if (space.texts.size === 0 && space.shapes.size === 0) this.spaces.delete(schemaKey);
+      return;
     }
-    return tag;
   }
 
   /** The text's literal shape, when it has one and names no table whose values the analysis would follow. */
@@ -160,12 +183,13 @@ export class SqlAnalysisCache {
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.textCount;
   }
 
   clear(): void {
-    this.entries.clear();
-    this.shapes.clear();
+    this.spaces.clear();
+    this.textCount = 0;
+    this.shapeCount = 0;
   }
 }
 
@@ -176,13 +200,6 @@ function refresh<V extends { used: number }>(map: Map<string, V>, key: string, e
   map.set(key, entry);
 }
 
-function remember<V>(map: Map<string, V>, key: string, value: V, maxEntries: number): void {
-  map.set(key, value);
-  if (map.size > maxEntries) {
-    const oldest = map.keys().next();
-    if (oldest.done !== true) map.delete(oldest.value);
-  }
-}
 
 /**
  * The kept analysis for a text of the same shape, its offsets moved to this text: the statement
