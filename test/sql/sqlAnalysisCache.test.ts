@@ -52,6 +52,25 @@ describe('SqlAnalysisCache', () => {
     expect(cache.analyse('SELECT 0', schema, 'g')).not.toBe(hot);
   });
 
+  it('bounds the entries of all schema keys together, dropping from the least recently used key first', () => {
+    const cache = new SqlAnalysisCache({ maxEntries: 4 });
+    const schema = testSchema();
+    const old = cache.analyse('SELECT 1', schema, 'g1');
+    cache.analyse('SELECT 2', schema, 'g1');
+    const kept = cache.analyse('SELECT 1', schema, 'g2');
+    cache.analyse('SELECT 2', schema, 'g2');
+    for (let i = 3; i <= 20; i++) {
+      cache.analyse(`SELECT ${i}`, schema, `g${i}`);
+      expect(cache.size).toBeLessThanOrEqual(4);
+    }
+    expect(cache.size).toBe(4);
+    expect(cache.analyse('SELECT 1', schema, 'g1')).not.toBe(old);
+    const misses = cache.misses;
+    cache.analyse('SELECT 20', schema, 'g20');
+    expect(cache.misses).toBe(misses);
+    expect(cache.analyse('SELECT 1', schema, 'g2')).not.toBe(kept);
+  });
+
   it('keeps no analysis holding plaintext constants, and no over-long text', () => {
     const cache = new SqlAnalysisCache({ maxTextLength: 100 });
     const schema = testSchema();
