@@ -1,7 +1,7 @@
 import type { FpeCipher } from './crypto/fpeCipher.js';
 import { ProtectionError, isElementFailure, type ElementFailure } from './errors.js';
 import { fpeOneValue, type ByteFields, type KindHandler } from './kinds/kind.js';
-import type { Tokeniser } from './tokens/tokeniser.js';
+import type { HeldTokenising, Tokeniser } from './tokens/tokeniser.js';
 import type { Kind, Method, ResolvedOptions } from './types.js';
 import { isLongerThan, maxTokenBytes } from './valueLimits.js';
 
@@ -89,6 +89,8 @@ class OneValueProtection implements ValueProtection {
   private readonly maxValueBytes: number;
   private readonly maxTokenBytes: number;
   private readonly cipher: FpeCipher | undefined;
+  /** tokenise: the keys and tweak prefix of this (kind, scope, noise), once the first value asks. */
+  private heldTokenising: HeldTokenising | undefined;
   readonly unprotectInPlace?: UnprotectInPlace;
 
   constructor(parts: ValueProtectionParts) {
@@ -133,7 +135,8 @@ class OneValueProtection implements ValueProtection {
       case 'tokenise':
         this.requireShortEnough(value);
         this.requireValid(value);
-        return this.tokeniser.protect(this.kind, [value], options.scope, options.noise, options.lang)[0] as string;
+        this.heldTokenising ??= this.tokeniser.holdTokenising(this.kind, options.scope, options.noise);
+        return this.tokeniser.protectOne(this.heldTokenising, value, options.lang);
     }
   }
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import type { Keyring } from '../../keys/index.js';
 import { FF1 } from '../crypto/ff1.js';
 import type { Kind, Lang } from '../types.js';
@@ -47,6 +47,32 @@ interface VersionKeys {
   ciphers: Map<string, FF1>;
 }
 const CIPHERS_PER_KIND = 1024;
+
+/**
+ * protectOne's numerals in and out, one pair per body length, kept for the process's life: the
+ * native FF1 moves a small fresh array to the C heap on every call, a long-lived one only once.
+ * Calls are synchronous, so one pair serves every caller; the plaintext numerals are wiped after use.
+ */
+const MAX_HELD_BODY = 256;
+const oneValueNumerals: (readonly [Uint16Array, Uint16Array] | undefined)[] = [];
+
+function numeralsFor(length: number): readonly [Uint16Array, Uint16Array] {
+  if (length > MAX_HELD_BODY) return [new Uint16Array(length), new Uint16Array(length)];
+  return (oneValueNumerals[length] ??= [new Uint16Array(length), new Uint16Array(length)]);
+}
+
+/**
+ * What every token of one (kind, scope, noise) shares (the keyring's current version is fixed for
+ * its life): a caller that protects values one by one holds it, and a value costs its own work.
+ */
+export interface HeldTokenising {
+  readonly kind: Kind;
+  readonly tagKey: Buffer;
+  readonly cipher: FF1;
+  readonly nonceBytes: number;
+  /** H‖S, then room for the nonce: the tweak of every token (the nonce drawn again per token). */
+  readonly tweak: Uint8Array;
+}
 
 /**
  * Vaultless, reversible tokens in the kind's alphabet (see tokenFormat.ts for the layout).
@@ -119,6 +145,44 @@ export class Tokeniser {
       whiten(token);
       return codec.render(token, value, lang);
     });
+  }
+
+  /** The shared part of one (kind, scope, noise)'s tokens, for protectOne. */
+  holdTokenising(kind: Kind, scope: string, noise: number): HeldTokenising {
+    const nonceCode = nonceCodeForNoise(noise);
+    const nonceBytes = nonceLength(nonceCode);
+    const version = this.keyring.currentVersion;
+    const keys = this.keysFor(kind, version);
+    const tweak = new Uint8Array(PREFIX_BYTES + nonceBytes);
+    tweak[0] = encodeHeader(nonceCode, version);
+    tweak.set(scopeId(keys.tagKey, scope), 1);
+    return { kind, tagKey: keys.tagKey, cipher: this.bodyCipher(kind, scope, version, keys), nonceBytes, tweak };
+  }
+
+  /**
+   * `protect(kind, [value], scope, noise, lang)[0]` for the held (kind, scope, noise): the same
+   * token (the same bytes without noise; with it, a fresh nonce as protect draws), without the
+   * batch's arrays.
+   */
+  protectOne(held: HeldTokenising, value: string, lang: Lang): string {
+    const { tweak, nonceBytes } = held;
+    if (nonceBytes > 0) randomFillSync(tweak, PREFIX_BYTES, nonceBytes);
+    const packed = packValue(value);
+    const bodyLength = packed.length;
+    const [numerals, body] = numeralsFor(bodyLength);
+    for (let i = 0; i < bodyLength; i++) numerals[i] = packed[i] as number;
+    try {
+      held.cipher.cryptInto(numerals, tweak, false, body);
+    } finally {
+      numerals.fill(0);
+    }
+    const tweakLength = tweak.length;
+    const token = new Uint8Array(tweakLength + bodyLength + TAG_BYTES);
+    token.set(tweak);
+    for (let i = 0; i < bodyLength; i++) token[tweakLength + i] = body[i] as number;
+    writeTag(held.tagKey, token, tweakLength + bodyLength);
+    whiten(token);
+    return TOKEN_CODECS[held.kind].render(token, value, lang);
   }
 
   unprotect(kind: Kind, tokens: readonly string[], scope: string): UnprotectOutcome {
