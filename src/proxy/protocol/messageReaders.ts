@@ -191,6 +191,45 @@ export function readBind(frame: Buffer): BindMessage {
   return { portal, statement, paramFormats, values, resultFormats };
 }
 
+/**
+ * Where a Bind's values lie, without a view per value: what rewriting a few of them in place
+ * needs. Reads and refuses exactly what readBind does.
+ */
+export interface BindValueLayout {
+  readonly paramFormats: readonly number[];
+  /** Per value: the offset of its bytes (after its length word), and its length (-1 for NULL). */
+  readonly starts: readonly number[];
+  readonly lengths: readonly number[];
+  /** The offset of the value count; of the result format count (after the last value); of the end of the result formats. */
+  readonly valuesAt: number;
+  readonly valuesEnd: number;
+  readonly resultsEnd: number;
+}
+
+export function readBindValueLayout(frame: Buffer): BindValueLayout {
+  const reader = new FrameReader(frame);
+  reader.name();
+  reader.name();
+  const formatCount = reader.count();
+  const paramFormats: number[] = [];
+  for (let i = 0; i < formatCount; i++) paramFormats.push(reader.int16());
+  const valuesAt = reader.pos;
+  const valueCount = reader.count();
+  const starts: number[] = [];
+  const lengths: number[] = [];
+  for (let i = 0; i < valueCount; i++) {
+    const length = reader.int32();
+    if (length > 0 && reader.pos + length > frame.length) throw new RangeError('malformed message: truncated');
+    starts.push(reader.pos);
+    lengths.push(length < 0 ? -1 : length);
+    if (length > 0) reader.pos += length;
+  }
+  const valuesEnd = reader.pos;
+  const resultCount = reader.count();
+  for (let i = 0; i < resultCount; i++) reader.int16();
+  return { paramFormats, starts, lengths, valuesAt, valuesEnd, resultsEnd: reader.pos };
+}
+
 /** The format code of parameter or column `index` under PostgreSQL's 0/1/n rule. */
 export function formatAt(formats: readonly number[], index: number): number {
   if (formats.length === 0) return 0;

@@ -11,12 +11,12 @@ import { PolicyRefusal } from '../../../src/proxy/enforcement/policyRefusal.js';
 import { formatTextArray } from '../../../src/proxy/enforcement/valueCodecs/arrayCodecs.js';
 import { DEFAULT_DATE_STYLE } from '../../../src/proxy/enforcement/valueCodecs/dateStyle.js';
 import { decodeBinary, encodeBinary, TYPE_OIDS } from '../../../src/proxy/enforcement/valueCodecs/valueCodecs.js';
-import { bindFrame } from '../../../src/proxy/enforcement/writePath/bindFrame.js';
+import { bindFrame, splicedBindFrame, type BindValue } from '../../../src/proxy/enforcement/writePath/bindFrame.js';
 import { rewriteBind, rewriteBindNow, type BoundStatement } from '../../../src/proxy/enforcement/writePath/bindRewriter.js';
 import { boundValueLength } from '../../../src/proxy/enforcement/writePath/valueProtector.js';
 import { coalesceEngineCalls } from '../../../src/proxy/enforcement/writePath/coalescedEngine.js';
 import type { ParamPlan } from '../../../src/proxy/enforcement/writePath/statementRewriter.js';
-import { readBind, type BindMessage } from '../../../src/proxy/protocol/messageReaders.js';
+import { readBind, readBindValueLayout, type BindMessage } from '../../../src/proxy/protocol/messageReaders.js';
 import { bindMessage } from '../../../src/proxy/protocol/messages.js';
 
 const POLICIES = parsePolicies(`
@@ -62,6 +62,53 @@ describe('bindFrame', () => {
       expect(bindFrame(message, message.paramFormats, message.values)).toEqual(bindMessage(message));
       const asText = message.values.map((value, i) => (value !== null && i % 2 === 1 ? value.toString('utf8') : value));
       expect(bindFrame(message, message.paramFormats, asText)).toEqual(bindMessage(message));
+    }
+  });
+});
+
+describe('splicedBindFrame', () => {
+  const bytesOrNull = fc.option(fc.oneof(fc.uint8Array({ maxLength: 8 }), fc.uint8Array({ minLength: 60, maxLength: 200 })), { nil: null });
+  const replacement = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(null),
+    fc.string({ unit: 'grapheme', maxLength: 90 }),
+    fc.uint8Array({ maxLength: 100 }).map((bytes) => Buffer.from(bytes)),
+  );
+
+  it('writes what bindFrame writes for the same values, whichever of them are replaced (property)', () => {
+    fc.assert(fc.property(
+      fc.stringMatching(/^[a-zA-Z_äö✓]{0,8}$/),
+      fc.stringMatching(/^[a-zA-Z_äö✓]{0,8}$/),
+      fc.array(bytesOrNull, { maxLength: 6 }),
+      fc.array(fc.constantFrom(0, 1), { maxLength: 6 }),
+      fc.array(fc.constantFrom(0, 1), { maxLength: 3 }),
+      fc.array(replacement, { maxLength: 8 }),
+      (portal, statement, sent, formats, resultFormats, replacements) => {
+        const message: BindMessage = { portal, statement, paramFormats: formats, values: sent.map((v) => (v === null ? null : Buffer.from(v))), resultFormats };
+        const frame = bindMessage(message);
+        const replaced = replacements.slice(0, sent.length);
+        const merged: BindValue[] = message.values.map((value, i) => (replaced[i] === undefined ? value : replaced[i] as BindValue));
+        expect(splicedBindFrame(frame, readBindValueLayout(frame), replaced)).toEqual(bindFrame(message, formats, merged));
+      },
+    ), { numRuns: 300 });
+  });
+
+  it('writes NULL as -1 whatever negative length was sent, as readBind and bindFrame do', () => {
+    const frame = bindMessage({ portal: '', statement: 's', paramFormats: [], values: [null, Buffer.from('ab')], resultFormats: [] });
+    const at = frame.indexOf(Buffer.from([0xff, 0xff, 0xff, 0xff]));
+    frame.writeInt32BE(-5, at);
+    const layout = readBindValueLayout(frame);
+    const read = readBind(frame);
+    expect(splicedBindFrame(frame, layout, [])).toEqual(bindFrame(read, read.paramFormats, read.values));
+    expect(splicedBindFrame(frame, layout, [undefined, 'xyz'])).toEqual(bindFrame(read, read.paramFormats, [null, 'xyz']));
+  });
+
+  it('refuses a truncated Bind as readBind does', () => {
+    const frame = bindMessage({ portal: '', statement: 's', paramFormats: [], values: [Buffer.from('abcdef')], resultFormats: [0] });
+    for (const cut of [frame.length - 1, frame.length - 3, frame.length - 6]) {
+      const truncated = frame.subarray(0, cut);
+      expect(() => readBind(truncated)).toThrow(RangeError);
+      expect(() => readBindValueLayout(truncated)).toThrow(RangeError);
     }
   });
 });

@@ -12,9 +12,9 @@ import { ARRAY_ELEMENT_TYPES, decodeBinary, encodeBinary } from '../valueCodecs/
 import { ProtectionBatch, protectionRefusal, valueTooLong } from './valueProtector.js';
 import type { DateStyle } from '../valueCodecs/dateStyle.js';
 import { normaliseText } from './normaliseText.js';
-import { formatAt, readBind, type BindMessage } from '../../protocol/messageReaders.js';
+import { formatAt, readBind, readBindValueLayout, type BindMessage } from '../../protocol/messageReaders.js';
 import { bindPlanOf, type BindPlan, type BoundStatement, type ScalarParam } from './bindPlan.js';
-import { bindFrame, type BindValue } from './bindFrame.js';
+import { bindFrame, splicedBindFrame, type BindValue } from './bindFrame.js';
 
 export type { BoundStatement } from './bindPlan.js';
 
@@ -59,6 +59,7 @@ export function rewriteBindNow(
   const plan = bindPlanOf(statement);
   if (plan.scalars === undefined || plan.scalars.length > INLINE_VALUES) return undefined;
   for (const { plan: param } of plan.scalars) if (inline(param.policy) === undefined) return undefined;
+  if (plan.extras.length === 0) return rewriteInPlace(frame, plan.scalars, statement.paramTypes, inline, maxValueBytes, style);
   const bind = readBind(frame);
   const { values, paramFormats } = withExtraParams(bind, statement, plan);
   const changed = values.length !== bind.values.length;
@@ -68,6 +69,33 @@ export function rewriteBindNow(
     placeProtected(group, protectEach(inline(group.policy) as ValueProtection, group, maxValueBytes), values);
   }
   return bindFrame(bind, paramFormats, values);
+}
+
+/**
+ * rewriteBindNow for a statement that binds no parameter twice: only the protected values are read
+ * out, and the Bind is copied with theirs in place (no view per value, no full rewrite).
+ */
+function rewriteInPlace(
+  frame: Buffer, scalars: readonly ScalarParam[], paramTypes: readonly number[],
+  inline: (policy: ColumnPolicy) => ValueProtection | undefined, maxValueBytes: number, style: DateStyle,
+): Buffer {
+  const layout = readBindValueLayout(frame);
+  const { starts, lengths } = layout;
+  // Sparse: the protected parameters' values only (scalarGroups reads no other; one past the end is missing).
+  const values: BindValue[] = [];
+  for (const { index } of scalars) {
+    if (index >= starts.length) continue;
+    const start = starts[index] as number;
+    const length = lengths[index] as number;
+    values[index] = length < 0 ? null : frame.subarray(start, start + length);
+  }
+  const groups = scalarGroups(scalars, values, layout.paramFormats, paramTypes, style);
+  if (groups.length === 0) return frame;
+  const replaced: (BindValue | undefined)[] = [];
+  for (const group of groups) {
+    placeProtected(group, protectEach(inline(group.policy) as ValueProtection, group, maxValueBytes), replaced);
+  }
+  return splicedBindFrame(frame, layout, replaced);
 }
 
 /** One policy's values protected one by one, refused as the engine refuses their batch. */
@@ -132,7 +160,7 @@ function scalarGroups(
   return groups;
 }
 
-function placeProtected(group: ValueGroup, protectedTexts: readonly string[], values: BindValue[]): void {
+function placeProtected(group: ValueGroup, protectedTexts: readonly string[], values: (BindValue | undefined)[]): void {
   // A short answer must never leave a parameter as it was sent (or as NULL): fail closed.
   if (protectedTexts.length !== group.indexes.length) throw new Error('the engine answered a different number of values than it was given');
   for (let i = 0; i < group.indexes.length; i++) {
