@@ -1,7 +1,7 @@
 import type { FpeCipher } from './crypto/fpeCipher.js';
 import { ProtectionError, isElementFailure, type ElementFailure } from './errors.js';
 import { fpeOneValue, type ByteFields, type KindHandler } from './kinds/kind.js';
-import type { HeldTokenising, Tokeniser } from './tokens/tokeniser.js';
+import { OTHER_SCOPE, type HeldTokenising, type Tokeniser } from './tokens/tokeniser.js';
 import type { Kind, Method, ResolvedOptions } from './types.js';
 import { isLongerThan, maxTokenBytes } from './valueLimits.js';
 
@@ -157,10 +157,9 @@ class OneValueProtection implements ValueProtection {
       }
       case 'tokenise': {
         if (isLongerThan(value, this.maxTokenBytes)) return INVALID_TOKEN;
-        const outcome = this.tokeniser.unprotect(this.kind, [value], options.scope);
-        if (outcome.invalidToken.length > 0) return INVALID_TOKEN;
-        if (outcome.invalidScope.length > 0) return INVALID_SCOPE;
-        return outcome.result[0] as string;
+        const plaintext = this.tokeniser.unprotectOne(this.kind, value, options.scope);
+        if (typeof plaintext === 'string') return plaintext;
+        return plaintext === OTHER_SCOPE ? INVALID_SCOPE : INVALID_TOKEN;
       }
     }
   }

@@ -56,6 +56,14 @@ const CIPHERS_PER_KIND = 1024;
 const MAX_HELD_BODY = 256;
 const oneValueNumerals: (readonly [Uint16Array, Uint16Array] | undefined)[] = [];
 
+/** unprotectOne's tweak (H‖S‖N), one per length (5 to 21 bytes), long-lived for the same reason. */
+const oneValueTweaks: (Uint8Array | undefined)[] = [];
+
+/** Why unprotectOne gave no plaintext: not a token of this kind (or key), or a token of another scope. */
+export const NOT_A_TOKEN = 1;
+export const OTHER_SCOPE = 2;
+export type TokenDiscrepancy = typeof NOT_A_TOKEN | typeof OTHER_SCOPE;
+
 function numeralsFor(length: number): readonly [Uint16Array, Uint16Array] {
   if (length > MAX_HELD_BODY) return [new Uint16Array(length), new Uint16Array(length)];
   return (oneValueNumerals[length] ??= [new Uint16Array(length), new Uint16Array(length)]);
@@ -183,6 +191,36 @@ export class Tokeniser {
     writeTag(held.tagKey, token, tweakLength + bodyLength);
     whiten(token);
     return TOKEN_CODECS[held.kind].render(token, value, lang);
+  }
+
+  /**
+   * `unprotect(kind, [token], scope)` for one token: its plaintext, or why there is none (where
+   * that call lists the index in invalidToken or invalidScope), without the batch's arrays.
+   */
+  unprotectOne(kind: Kind, token: string, scope: string): string | TokenDiscrepancy {
+    // parse gives a fresh array, so it is unwhitened in place.
+    const bytes = TOKEN_CODECS[kind].parse(token);
+    if (bytes === null) return NOT_A_TOKEN;
+    whiten(bytes);
+    const layout = splitToken(bytes);
+    if (layout === null || !this.keyring.hasVersion(layout.version)) return NOT_A_TOKEN;
+    const keys = this.keysFor(kind, layout.version);
+    if (!tagMatches(keys.tagKey, bytes, layout.bodyEnd)) return NOT_A_TOKEN;
+    if (!scopeMatches(bytes, scopeId(keys.tagKey, scope))) return OTHER_SCOPE;
+    const { bodyStart, bodyEnd } = layout;
+    const tweak = (oneValueTweaks[bodyStart] ??= new Uint8Array(bodyStart));
+    for (let i = 0; i < bodyStart; i++) tweak[i] = bytes[i] as number;
+    const bodyLength = bodyEnd - bodyStart;
+    const [numerals, plain] = numeralsFor(bodyLength);
+    for (let i = 0; i < bodyLength; i++) numerals[i] = bytes[bodyStart + i] as number;
+    const packed = new Uint8Array(bodyLength);
+    try {
+      this.bodyCipher(kind, scope, layout.version, keys).cryptInto(numerals, tweak, true, plain);
+      for (let i = 0; i < bodyLength; i++) packed[i] = plain[i] as number;
+    } finally {
+      plain.fill(0);
+    }
+    return unpackValue(packed) ?? NOT_A_TOKEN;
   }
 
   unprotect(kind: Kind, tokens: readonly string[], scope: string): UnprotectOutcome {

@@ -109,6 +109,19 @@ export function valueProtectionSuite(title: string, createEngine: (config: Engin
       }), { numRuns: 40 });
     });
 
+    it('takes a token with one digit changed for no token at all, as the batch does (tokenise)', async () => {
+      const options = { method: 'tokenise', scope: 'cards' } as const;
+      const cards = engine.valueProtection('ccn', options);
+      await fc.assert(fc.asyncProperty(ARBITRARY.ccn, fc.nat(), fc.integer({ min: 1, max: 9 }), async (card, at, step) => {
+        const token = cards.protect(card);
+        const digits = [...token].map((char, i) => ({ char, i })).filter(({ char }) => char >= '0' && char <= '9');
+        const { i } = digits[at % digits.length] as { i: number };
+        const tampered = `${token.slice(0, i)}${(Number(token[i]) + step) % 10}${token.slice(i + 1)}`;
+        expect(cards.unprotect(tampered)).toEqual({ discrepancy: 'invalid_token' });
+        expect((await engine.unprotect('ccn', [tampered], options)).discrepancy).toEqual({ invalid_token: [0] });
+      }), { numRuns: 200 });
+    });
+
     it('says which protections cost bounded work per value: all but fpe of kinds whose values may need a permutation table built', () => {
       expect(engine.valueProtection('ccn', { method: 'fpe' }).immediate).toBe(true);
       expect(engine.valueProtection('ssn', { method: 'fpe' }).immediate).toBe(true);
