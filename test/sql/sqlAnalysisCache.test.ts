@@ -52,23 +52,50 @@ describe('SqlAnalysisCache', () => {
     expect(cache.analyse('SELECT 0', schema, 'g')).not.toBe(hot);
   });
 
-  it('bounds the entries of all schema keys together, dropping from the least recently used key first', () => {
+  it('bounds the entries of all schema keys together, evicting the oldest entry whichever key holds it', () => {
     const cache = new SqlAnalysisCache({ maxEntries: 4 });
     const schema = testSchema();
     const old = cache.analyse('SELECT 1', schema, 'g1');
     cache.analyse('SELECT 2', schema, 'g1');
-    const kept = cache.analyse('SELECT 1', schema, 'g2');
-    cache.analyse('SELECT 2', schema, 'g2');
+    const recent = cache.analyse('SELECT 1', schema, 'g2');
     for (let i = 3; i <= 20; i++) {
       cache.analyse(`SELECT ${i}`, schema, `g${i}`);
       expect(cache.size).toBeLessThanOrEqual(4);
     }
     expect(cache.size).toBe(4);
     expect(cache.analyse('SELECT 1', schema, 'g1')).not.toBe(old);
+    expect(cache.analyse('SELECT 1', schema, 'g2')).not.toBe(recent);
     const misses = cache.misses;
     cache.analyse('SELECT 20', schema, 'g20');
     expect(cache.misses).toBe(misses);
-    expect(cache.analyse('SELECT 1', schema, 'g2')).not.toBe(kept);
+  });
+
+  it('keeps an entry used often under one schema key while another key streams new texts', () => {
+    const cache = new SqlAnalysisCache({ maxEntries: 8 });
+    const schema = testSchema();
+    const hot = cache.analyse('SELECT 0', schema, 'A');
+    for (let i = 1; i <= 60; i++) {
+      cache.analyse(`SELECT ${i}`, schema, 'B');
+      if (i % 3 === 0) expect(cache.analyse('SELECT 0', schema, 'A')).toBe(hot);
+    }
+    expect(cache.size).toBe(8);
+  });
+
+  it('bounds shapes alike, and keeps at most 64 schema keys', () => {
+    const cache = new SqlAnalysisCache({ maxEntries: 4 });
+    const schema = testSchema({ listNames: true });
+    for (let i = 0; i < 10; i++) cache.analyse(`SELECT id${i} FROM plain WHERE id = ${i}`, schema, 'g');
+    const hits = cache.shapeHits;
+    cache.analyse('SELECT id9 FROM plain WHERE id = 77', schema, 'g');
+    cache.analyse('SELECT id0 FROM plain WHERE id = 77', schema, 'g');
+    expect(cache.shapeHits).toBe(hits + 1); // the newest shape is kept, the oldest was evicted
+    const roomy = new SqlAnalysisCache({ maxEntries: 1000 });
+    const first = roomy.analyse('SELECT 1', schema, 'k0');
+    const second = roomy.analyse('SELECT 1', schema, 'k1');
+    for (let i = 2; i <= 64; i++) roomy.analyse('SELECT 1', schema, `k${i}`);
+    expect(roomy.size).toBe(64);
+    expect(roomy.analyse('SELECT 1', schema, 'k1')).toBe(second);
+    expect(roomy.analyse('SELECT 1', schema, 'k0')).not.toBe(first);
   });
 
   it('keeps no analysis holding plaintext constants, and no over-long text', () => {

@@ -19,6 +19,8 @@ import { RULE_EXPRESSION_NAMES } from './statementRules.js';
 const SHAPE_DENIED_WORDS: ReadonlySet<string> = new Set([...RULE_EXPRESSION_NAMES, ...EXPOSURE_FUNCTION_NAMES]);
 
 const NO_NAMES: readonly string[] = Object.freeze([]);
+/** Schema keys kept at once: a session's search_path and the policy generation make one; few change often. */
+const MAX_SPACES = 64;
 
 /** The two name lists as one, kept (frozen) while the schema hands out the same frozen lists. */
 const joinedNames = new WeakMap<object, { readonly plaintext: object; readonly joined: readonly string[] }>();
@@ -133,10 +135,7 @@ export class SqlAnalysisCache {
       if (movedTo(entry, shape) !== undefined) shapeEntry = entry;
     }
     if (!keepText && shapeEntry === undefined) return analysis;
-    if (space === undefined) {
-      space = { texts: new Map(), shapes: new Map(), used: uses };
-      this.spaces.set(schemaKey, space);
-    }
+    space ??= this.newSpace(schemaKey, uses);
     if (keepText && !space.texts.has(sql)) {
       space.texts.set(sql, { analysis, used: uses });
       if (++this.textCount > this.maxEntries) this.evictOldest('texts');
@@ -157,18 +156,36 @@ export class SqlAnalysisCache {
     return uses - entry.used >= this.maxEntries / 2;
   }
 
-  /** Drops the oldest entry of a kind from the least recently used space that has one. */
+  /**
+   * Drops the oldest entry of a kind across all spaces: each space's map is in the order its
+   * entries were last moved, so the oldest is the first of one of them.
+   */
   private evictOldest(kind: 'texts' | 'shapes'): void {
+    let oldest: { readonly schemaKey: string; readonly space: SchemaSpace; readonly key: string; readonly used: number } | undefined;
     for (const [schemaKey, space] of this.spaces) {
-      const map: Map<string, unknown> = space[kind];
-      const oldest = map.keys().next();
-      if (oldest.done === true) continue;
-      map.delete(oldest.value);
-      if (kind === 'texts') this.textCount--;
-      else this.shapeCount--;
-      if (space.texts.size === 0 && space.shapes.size === 0) this.spaces.delete(schemaKey);
-      return;
+      const first = space[kind].entries().next();
+      if (first.done === true) continue;
+      const [key, entry] = first.value;
+      if (oldest === undefined || entry.used < oldest.used) oldest = { schemaKey, space, key, used: entry.used };
     }
+    if (oldest === undefined) return;
+    oldest.space[kind].delete(oldest.key);
+    if (kind === 'texts') this.textCount--;
+    else this.shapeCount--;
+    if (oldest.space.texts.size === 0 && oldest.space.shapes.size === 0) this.spaces.delete(oldest.schemaKey);
+  }
+
+  /** A new space, the least recently used one dropped whole first when there are MAX_SPACES (each eviction looks at every space). */
+  private newSpace(schemaKey: string, uses: number): SchemaSpace {
+    if (this.spaces.size >= MAX_SPACES) {
+      const [oldestKey, oldest] = this.spaces.entries().next().value as [string, SchemaSpace];
+      this.textCount -= oldest.texts.size;
+      this.shapeCount -= oldest.shapes.size;
+      this.spaces.delete(oldestKey);
+    }
+    const space: SchemaSpace = { texts: new Map(), shapes: new Map(), used: uses };
+    this.spaces.set(schemaKey, space);
+    return space;
   }
 
   /** The text's literal shape, when it has one and names no table whose values the analysis would follow. */
