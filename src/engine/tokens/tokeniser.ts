@@ -179,6 +179,7 @@ export class Tokeniser {
     const bodyLength = packed.length;
     const [numerals, body] = numeralsFor(bodyLength);
     for (let i = 0; i < bodyLength; i++) numerals[i] = packed[i] as number;
+    packed.fill(0);
     try {
       held.cipher.cryptInto(numerals, tweak, false, body);
     } finally {
@@ -220,7 +221,9 @@ export class Tokeniser {
     } finally {
       plain.fill(0);
     }
-    return unpackValue(packed) ?? NOT_A_TOKEN;
+    const value = unpackValue(packed);
+    packed.fill(0);
+    return value ?? NOT_A_TOKEN;
   }
 
   unprotect(kind: Kind, tokens: readonly string[], scope: string): UnprotectOutcome {

@@ -72,8 +72,8 @@ export function rewriteBindNow(
 }
 
 /**
- * rewriteBindNow for a statement that binds no parameter twice: only the protected values are read
- * out, and the Bind is copied with theirs in place (no view per value, no full rewrite).
+ * rewriteBindNow for a statement pgveil gave no extra parameters: only the protected values are
+ * read out, and the Bind is copied with theirs in place (no view per value, no full rewrite).
  */
 function rewriteInPlace(
   frame: Buffer, scalars: readonly ScalarParam[], paramTypes: readonly number[],
