@@ -6,7 +6,7 @@ import { packValue, unpackValue } from './packing.js';
 import { TOKEN_CODECS } from './tokenCodecs.js';
 import {
   PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
-  scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag,
+  scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag, type TokenLayout,
 } from './tokenFormat.js';
 
 export interface UnprotectOutcome {
@@ -35,10 +35,16 @@ function copyOf(bytes: Uint8Array, start: number, end: number): Uint8Array {
 /** The authenticated tokens of one key version, decrypted together. */
 interface VersionGroup {
   keys: VersionKeys;
-  scopeId: Uint8Array | undefined;
   indexes: number[];
   tweaks: Uint8Array[];
   bodies: Uint16Array[];
+}
+
+/** A token whose tag and scope checked out: its unwhitened bytes, their layout, its version's keys. */
+interface OpenedToken {
+  readonly bytes: Uint8Array;
+  readonly layout: TokenLayout;
+  readonly keys: VersionKeys;
 }
 
 /** A kind's keys under one key version: the tag key, and the body cipher per scope. */
@@ -199,15 +205,9 @@ export class Tokeniser {
    * that call lists the index in invalidToken or invalidScope), without the batch's arrays.
    */
   unprotectOne(kind: Kind, token: string, scope: string): string | TokenDiscrepancy {
-    // parse gives a fresh array, so it is unwhitened in place.
-    const bytes = TOKEN_CODECS[kind].parse(token);
-    if (bytes === null) return NOT_A_TOKEN;
-    whiten(bytes);
-    const layout = splitToken(bytes);
-    if (layout === null || !this.keyring.hasVersion(layout.version)) return NOT_A_TOKEN;
-    const keys = this.keysFor(kind, layout.version);
-    if (!tagMatches(keys.tagKey, bytes, layout.bodyEnd)) return NOT_A_TOKEN;
-    if (!scopeMatches(bytes, scopeId(keys.tagKey, scope))) return OTHER_SCOPE;
+    const opened = this.openToken(kind, token, scope);
+    if (typeof opened === 'number') return opened;
+    const { bytes, layout, keys } = opened;
     const { bodyStart, bodyEnd } = layout;
     const tweak = (oneValueTweaks[bodyStart] ??= new Uint8Array(bodyStart));
     for (let i = 0; i < bodyStart; i++) tweak[i] = bytes[i] as number;
@@ -226,42 +226,43 @@ export class Tokeniser {
     return value ?? NOT_A_TOKEN;
   }
 
+  /** A token's unwhitened bytes, layout and keys once its tag and scope check out; else why it is no token here. */
+  private openToken(kind: Kind, token: string, scope: string): OpenedToken | TokenDiscrepancy {
+    // parse gives a fresh array, so it is unwhitened in place.
+    const bytes = TOKEN_CODECS[kind].parse(token);
+    if (bytes === null) return NOT_A_TOKEN;
+    whiten(bytes);
+    const layout = splitToken(bytes);
+    if (layout === null || !this.keyring.hasVersion(layout.version)) return NOT_A_TOKEN;
+    const keys = this.keysFor(kind, layout.version);
+    // The tag does not depend on the scope: a token of this kind from another scope passes it.
+    if (!tagMatches(keys.tagKey, bytes, layout.bodyEnd)) return NOT_A_TOKEN;
+    if (!scopeMatches(bytes, scopeId(keys.tagKey, scope))) return OTHER_SCOPE;
+    return { bytes, layout, keys };
+  }
+
   unprotect(kind: Kind, tokens: readonly string[], scope: string): UnprotectOutcome {
-    const codec = TOKEN_CODECS[kind];
     const result = [...tokens];
     const invalidToken: number[] = [];
     const invalidScope: number[] = [];
-    // Valid tokens grouped by key version, so each version's keys are looked up once and its
-    // bodies decrypt in one batch.
+    // Valid tokens grouped by key version, so that each version's bodies decrypt in one batch.
     const byVersion = new Map<number, VersionGroup>();
 
     for (let index = 0; index < tokens.length; index++) {
-      // parse gives a fresh array, so it is unwhitened in place.
-      const bytes = codec.parse(tokens[index] as string);
-      if (bytes) whiten(bytes);
-      const layout = bytes ? splitToken(bytes) : null;
-      if (!bytes || !layout || !this.keyring.hasVersion(layout.version)) {
-        invalidToken.push(index);
-        continue;
+      const opened = this.openToken(kind, tokens[index] as string, scope);
+      if (opened === NOT_A_TOKEN) invalidToken.push(index);
+      else if (opened === OTHER_SCOPE) invalidScope.push(index);
+      else {
+        const { bytes, layout } = opened;
+        let group = byVersion.get(layout.version);
+        if (!group) {
+          group = { keys: opened.keys, indexes: [], tweaks: [], bodies: [] };
+          byVersion.set(layout.version, group);
+        }
+        group.indexes.push(index);
+        group.tweaks.push(copyOf(bytes, 0, layout.bodyStart));
+        group.bodies.push(toNumerals(bytes, layout.bodyStart, layout.bodyEnd));
       }
-      let group = byVersion.get(layout.version);
-      if (!group) {
-        group = { keys: this.keysFor(kind, layout.version), scopeId: undefined, indexes: [], tweaks: [], bodies: [] };
-        byVersion.set(layout.version, group);
-      }
-      // The tag does not depend on the scope: a token of this kind from another scope passes it.
-      if (!tagMatches(group.keys.tagKey, bytes, layout.bodyEnd)) {
-        invalidToken.push(index);
-        continue;
-      }
-      group.scopeId ??= scopeId(group.keys.tagKey, scope);
-      if (!scopeMatches(bytes, group.scopeId)) {
-        invalidScope.push(index);
-        continue;
-      }
-      group.indexes.push(index);
-      group.tweaks.push(copyOf(bytes, 0, layout.bodyStart));
-      group.bodies.push(toNumerals(bytes, layout.bodyStart, layout.bodyEnd));
     }
 
     for (const [version, group] of byVersion) {
