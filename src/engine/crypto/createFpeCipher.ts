@@ -11,7 +11,6 @@ import {
 import {
   bigIntToNumerals, numberToNumerals, numeralsToBigInt, numeralsToNumber, numeralViews,
 } from './numerals.js';
-import { offHeapUint16Array } from './offHeapSlab.js';
 import { ScratchNumerals } from './scratchNumerals.js';
 import { sharedPermutationTables, type PermutationTable } from './smallDomain.js';
 
@@ -37,6 +36,17 @@ const MAX_INTEGER_RUN_DOMAIN = 2 ** 31;
 /** cryptIntegerRun's bits, in and out: it is synchronous, so one pair serves every call. */
 const integerInput = new ScratchNumerals();
 const integerOutput = new ScratchNumerals();
+/** Its cycle walk: the values still walking (indexes, grown as needed), and their bits in and out. */
+let pendingScratch = new Int32Array(512);
+const integerAgain = new ScratchNumerals();
+const integerNext = new ScratchNumerals();
+
+/** The number whose bits (most significant first) are bits[start, start + count), count ≤ 31. */
+function bitsToNumber(bits: Uint16Array, start: number, count: number): number {
+  let value = 0;
+  for (let p = start; p < start + count; p++) value = (value << 1) | (bits[p] as number);
+  return value;
+}
 
 type RejectOutput = (x: Uint16Array) => boolean;
 
@@ -107,28 +117,40 @@ class AesFpeCipher implements FpeCipher {
     try {
       for (let j = 0; j < count; j++) numberToNumerals(values[j] as number, 2, input, j * bits, bits);
       ff1.cryptRun(bits, input, prefixed, decrypt, output);
-      let pending: number[] = [];
+      // The values that landed past the domain walk again, together, until none is left.
+      if (pendingScratch.length < count) pendingScratch = new Int32Array(count);
+      const pending = pendingScratch;
+      let walking = 0;
       for (let j = 0; j < count; j++) {
-        const y = numeralsToNumber(output, j * bits, (j + 1) * bits, 2);
-        if (y >= domain) pending.push(j);
+        const y = bitsToNumber(output, j * bits, bits);
+        if (y >= domain) pending[walking++] = j;
         else out[j] = y;
       }
-      while (pending.length > 0) {
-        const again = offHeapUint16Array(pending.length * bits);
-        const next = offHeapUint16Array(pending.length * bits);
+      while (walking > 0) {
+        const again = integerAgain.take(walking * bits);
+        const next = integerNext.take(walking * bits);
         try {
-          pending.forEach((j, g) => { again.set(output.subarray(j * bits, (j + 1) * bits), g * bits); });
+          for (let g = 0; g < walking; g++) {
+            const from = (pending[g] as number) * bits;
+            for (let p = 0; p < bits; p++) again[g * bits + p] = output[from + p] as number;
+          }
           ff1.cryptRun(bits, again, prefixed, decrypt, next);
-          pending.forEach((j, g) => { output.set(next.subarray(g * bits, (g + 1) * bits), j * bits); });
+          let stillWalking = 0;
+          for (let g = 0; g < walking; g++) {
+            const j = pending[g] as number;
+            const y = bitsToNumber(next, g * bits, bits);
+            if (y < domain) {
+              out[j] = y;
+              continue;
+            }
+            for (let p = 0; p < bits; p++) output[j * bits + p] = next[g * bits + p] as number;
+            pending[stillWalking++] = j;
+          }
+          walking = stillWalking;
         } finally {
           again.fill(0);
           next.fill(0);
         }
-        pending = pending.filter((j) => {
-          const y = numeralsToNumber(output, j * bits, (j + 1) * bits, 2);
-          if (y < domain) out[j] = y;
-          return y >= domain;
-        });
       }
     } finally {
       input.fill(0);

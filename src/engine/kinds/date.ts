@@ -23,7 +23,7 @@ import type { FpeCipher, Tweak } from '../crypto/fpeCipher.js';
 import { DOMAIN_TOO_SMALL, INVALID_VALUE, type ElementFailure } from '../errors.js';
 import { redactLayout } from '../methods/redact.js';
 import {
-  DAY_COUNT, MONTH_COUNT, fromDayNumber, fromMonthIndex, isRealDate, toDayNumber, toMonthIndex,
+  DAY_COUNT, MONTH_COUNT, dayNumberOf, fromDayNumber, fromMonthIndex, isRealDate, packedDateOf, toDayNumber, toMonthIndex,
   type CalendarDate,
 } from './calendar.js';
 import type { ByteFields, FpeDirection, KindHandler } from './kind.js';
@@ -69,13 +69,12 @@ function isSeparatorCode(code: number): boolean {
   return code === 0x2f || code === 0x2d || code === 0x2e; // / - .
 }
 
-/** The number spelled by source[start, start + count) (characters or UTF-8 bytes), all ASCII digits; -1 otherwise. */
-function digitsAt(source: string | Uint8Array, start: number, count: number): number {
-  const text = typeof source === 'string' ? source : undefined;
+/** The number spelled by value[start, start + count), all ASCII digits; -1 otherwise. */
+function digitsAt(value: string, start: number, count: number): number {
   let n = 0;
   for (let i = start; i < start + count; i++) {
-    // A byte past the buffer (undefined) gives NaN: no digit either.
-    const digit = (text !== undefined ? text.charCodeAt(i) : (source as Uint8Array)[i] as number) - 0x30;
+    // A character past the end (NaN) is no digit either.
+    const digit = value.charCodeAt(i) - 0x30;
     if (!(digit >= 0 && digit <= 9)) return -1;
     n = n * 10 + digit;
   }
@@ -179,50 +178,87 @@ function fpeDates(values: readonly string[], direction: FpeDirection, cipher: Fp
 }
 
 const HYPHEN = 0x2d;
+const CODE_0 = 0x30;
 
-/** Writes `value` as `count` ASCII digits at bytes[start..). */
-function writeDigitBytes(bytes: Uint8Array, start: number, count: number, value: number): void {
-  let rest = value;
-  for (let i = start + count - 1; i >= start; i--) {
-    bytes[i] = 0x30 + (rest % 10);
-    rest = Math.floor(rest / 10);
-  }
+/** The two ASCII digits at bytes[at, at + 2) as a number, or -1. */
+function twoDigitsAt(bytes: Uint8Array, at: number): number {
+  // A byte past the buffer (undefined) gives NaN: no digit either.
+  const tens = (bytes[at] as number) - CODE_0;
+  const ones = (bytes[at + 1] as number) - CODE_0;
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1;
 }
+
+/** The day number of the ISO date YYYY-MM-DD at bytes[start, start + 10), or -1 when it spells none. */
+function isoDayNumberAt(bytes: Uint8Array, start: number): number {
+  if (bytes[start + 4] !== HYPHEN || bytes[start + 7] !== HYPHEN) return -1;
+  const century = twoDigitsAt(bytes, start);
+  const yearOfCentury = twoDigitsAt(bytes, start + 2);
+  const month = twoDigitsAt(bytes, start + 5);
+  const day = twoDigitsAt(bytes, start + 8);
+  if (century < 0 || yearOfCentury < 0 || month < 0 || day < 0) return -1;
+  const year = century * 100 + yearOfCentury;
+  return isRealDate(year, month, day) ? dayNumberOf(year, month, day) : -1;
+}
+
+/** Writes day number `dayNumber`'s date as YYYY-MM-DD over bytes[start, start + 10) (its hyphens are in place). */
+function writeIsoDateAt(bytes: Uint8Array, start: number, dayNumber: number): void {
+  // Non-negative int32 throughout: `(a / b) | 0` is floor, and V8 keeps it in integers.
+  const packed = packedDateOf(dayNumber); // YYYYMMDD
+  const year = (packed / 10_000) | 0;
+  const monthDay = packed - year * 10_000;
+  const month = (monthDay / 100) | 0;
+  const day = monthDay - month * 100;
+  const century = (year / 100) | 0;
+  const yearOfCentury = year - century * 100;
+  writeTwoDigits(bytes, start, century);
+  writeTwoDigits(bytes, start + 2, yearOfCentury);
+  writeTwoDigits(bytes, start + 5, month);
+  writeTwoDigits(bytes, start + 8, day);
+}
+
+/** Writes 0 ≤ value < 100 as two ASCII digits at bytes[at, at + 2). */
+function writeTwoDigits(bytes: Uint8Array, at: number, value: number): void {
+  const tens = (value / 10) | 0;
+  bytes[at] = CODE_0 + tens;
+  bytes[at + 1] = CODE_0 + value - tens * 10;
+}
+
+/** The day numbers and members of one in-place call: synchronous, so one set serves every call (grown as needed). */
+let rankScratch = new Int32Array(512);
+let outScratch = new Int32Array(512);
+let memberScratch = new Int32Array(512);
 
 /** fpe in place of the ISO spelling YYYY-MM-DD (what PostgreSQL prints); other spellings go to fpeDates. */
 function fpeIsoDatesInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {
   if (cipher.cryptIntegerRun === undefined) return;
   const { count, buffers, starts, lengths } = fields;
-  const members: number[] = [];
-  const ranks = new Int32Array(count);
-  for (let i = 0; i < count; i++) {
-    const bytes = buffers[i] as Uint8Array;
-    const start = starts[i] as number;
-    if (lengths[i] !== 10 || bytes[start + 4] !== HYPHEN || bytes[start + 7] !== HYPHEN) continue;
-    const year = digitsAt(bytes, start, 4);
-    const month = digitsAt(bytes, start + 5, 2);
-    const day = digitsAt(bytes, start + 8, 2);
-    if (year < 0 || month < 0 || day < 0 || !isRealDate(year, month, day)) continue;
-    ranks[members.length] = ALL_DATES.rank({ year, month, day });
-    members.push(i);
+  if (rankScratch.length < count) {
+    rankScratch = new Int32Array(count);
+    outScratch = new Int32Array(count);
+    memberScratch = new Int32Array(count);
   }
-  const out = new Int32Array(members.length);
+  const ranks = rankScratch;
+  const out = outScratch;
+  const members = memberScratch;
+  let found = 0;
   try {
-    if (members.length === 0) return;
-    if (!cipher.cryptIntegerRun(ALL_DATES.size, ranks.subarray(0, members.length), ALL_DATES.tweak, direction === 'decrypt', out)) return;
-    for (let k = 0; k < members.length; k++) {
+    for (let i = 0; i < count; i++) {
+      if (lengths[i] !== 10) continue;
+      const dayNumber = isoDayNumberAt(buffers[i] as Uint8Array, starts[i] as number);
+      if (dayNumber < 0) continue;
+      ranks[found] = dayNumber;
+      members[found++] = i;
+    }
+    if (found === 0) return;
+    if (!cipher.cryptIntegerRun(ALL_DATES.size, ranks.subarray(0, found), ALL_DATES.tweak, direction === 'decrypt', out.subarray(0, found))) return;
+    for (let k = 0; k < found; k++) {
       const i = members[k] as number;
-      const bytes = buffers[i] as Uint8Array;
-      const start = starts[i] as number;
-      const date = ALL_DATES.unrank(out[k] as number);
-      writeDigitBytes(bytes, start, 4, date.year);
-      writeDigitBytes(bytes, start + 5, 2, date.month);
-      writeDigitBytes(bytes, start + 8, 2, date.day);
+      writeIsoDateAt(buffers[i] as Uint8Array, starts[i] as number, out[k] as number);
       handled[i] = 1;
     }
   } finally {
-    ranks.fill(0);
-    out.fill(0);
+    ranks.fill(0, 0, found);
+    out.fill(0, 0, found);
   }
 }
 
