@@ -14,12 +14,9 @@ napi_value throw_range(napi_env env, const char *message) {
 }
 
 int typed_array(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
-  bool is_typed = false;
-  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return 0;
+  /* napi_get_typedarray_info refuses anything but a typed array; the ArrayBuffer and offset are not asked for. */
   napi_typedarray_type type;
-  napi_value buffer;
-  size_t offset;
-  if (napi_get_typedarray_info(env, value, &type, length, data, &buffer, &offset) != napi_ok) return 0;
+  if (napi_get_typedarray_info(env, value, &type, length, data, NULL, NULL) != napi_ok) return 0;
   if (type != want) return 0;
   if (*length > 0 && *data == NULL) return 0;
   return 1;
