@@ -2,9 +2,10 @@
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backendMessageLimits, frontendMessageLimits } from '../../src/proxy/protocol/messageLimits.js';
+import { SMALL_MESSAGE_LIMIT, backendMessageLimits, frontendMessageLimits } from '../../src/proxy/protocol/messageLimits.js';
 import { FORWARD, MessagePump, type PumpFailure, type PumpHandler } from '../../src/proxy/session/messagePump.js';
 import { typeSet } from '../../src/proxy/protocol/messageLimits.js';
+import { forEachFrame, frameCount } from '../../src/proxy/protocol/messageReaders.js';
 
 function message(type: string, body: Buffer): Buffer {
   const bytes = Buffer.alloc(5 + body.length);
@@ -24,15 +25,26 @@ interface Run {
   output: Buffer;
   observed: Array<[number, number]>;
   intercepted: number;
+  /** What each intercept call was handed. */
+  handed: Buffer[];
   failures: PumpFailure[];
 }
 
-async function relay(chunks: Buffer[], options: { expectedBytes?: number; intercept?: string; replace?: (message: Buffer) => Buffer | undefined | Promise<Buffer | undefined> } = {}): Promise<Run> {
+interface RelayOptions {
+  expectedBytes?: number;
+  intercept?: string;
+  /** Types whose consecutive whole messages are handed over together. */
+  runs?: string;
+  replace?: (message: Buffer) => Buffer | undefined | Promise<Buffer | undefined>;
+}
+
+async function relay(chunks: Buffer[], options: RelayOptions = {}): Promise<Run> {
   const source = new PassThrough();
   const target = new PassThrough({ highWaterMark: 1024 });
   const observed: Array<[number, number]> = [];
   const failures: PumpFailure[] = [];
   let intercepted = 0;
+  const handed: Buffer[] = [];
   const handler: PumpHandler = {
     observe: (type, first) => {
       observed.push([type, first]);
@@ -40,12 +52,13 @@ async function relay(chunks: Buffer[], options: { expectedBytes?: number; interc
     },
     intercept: (bytes) => {
       intercepted++;
+      handed.push(Buffer.from(bytes));
       return options.replace ? options.replace(Buffer.from(bytes)) : undefined;
     },
     takeAfter: () => [],
     onFailure: (reason) => failures.push(reason),
   };
-  const pump = new MessagePump(source, target, frontendMessageLimits(1 << 20), typeSet(options.intercept ?? ''), handler);
+  const pump = new MessagePump(source, target, frontendMessageLimits(1 << 20), typeSet(options.intercept ?? ''), handler, typeSet(options.runs ?? ''));
   pump.start();
   const received: Buffer[] = [];
   target.on('data', (chunk: Buffer) => received.push(chunk));
@@ -56,7 +69,7 @@ async function relay(chunks: Buffer[], options: { expectedBytes?: number; interc
   const receivedBytes = (): number => received.reduce((sum, chunk) => sum + chunk.length, 0);
   for (let i = 0; i < 400 && receivedBytes() < (options.expectedBytes ?? 0); i++) await new Promise((resolve) => setTimeout(resolve, 5));
   await new Promise((resolve) => setTimeout(resolve, 2));
-  return { output: Buffer.concat(received), observed, intercepted, failures };
+  return { output: Buffer.concat(received), observed, intercepted, handed, failures };
 }
 
 function split(bytes: Buffer, cuts: number[]): Buffer[] {
@@ -149,6 +162,38 @@ describe('MessagePump', () => {
     pump.start(Buffer.concat([message('D', Buffer.alloc(6)), message('Z', Buffer.from('I')), message('D', Buffer.alloc(6)), message('C', Buffer.from('x\0'))]));
     expect(seen).toEqual(['whole D', 'observe Z']);
     expect(target.read()).toBeNull();
+  });
+
+  it('hands consecutive whole messages of a run type over together, and only whole ones of that type', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(messageArbitrary, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 30 }), fc.boolean(), async (messages, cuts, dropping) => {
+      const input = Buffer.concat(messages);
+      const rows = messages.filter((m) => m[0] === 0x44);
+      // The hook drops every DataRow it is handed, or leaves them all: the output tells which bytes it took.
+      const expected = dropping ? Buffer.concat(messages.filter((m) => m[0] !== 0x44)) : input;
+      const run = await relay(split(input, cuts), { expectedBytes: expected.length, intercept: 'D', runs: 'D', replace: () => (dropping ? Buffer.alloc(0) : undefined) });
+      expect(run.failures).toEqual([]);
+      expect(run.output.equals(expected)).toBe(true);
+      for (const handed of run.handed) forEachFrame(handed, (type) => expect(type).toBe(0x44));
+      expect(run.handed.reduce((sum, handed) => sum + frameCount(handed), 0)).toBe(rows.length);
+      expect(Buffer.concat(run.handed).equals(Buffer.concat(rows))).toBe(true);
+      if (cuts.length === 0) {
+        // One chunk: each group of DataRows between other messages is handed over once.
+        const groups = messages.filter((m, i) => m[0] === 0x44 && (i === 0 || messages[i - 1]?.[0] !== 0x44)).length;
+        expect(run.handed.length).toBe(groups);
+      }
+    }), { numRuns: 100 });
+  });
+
+  it('ends a run before a message of a bad length, which it then refuses', async () => {
+    const row = message('D', Buffer.alloc(6, 1));
+    // Too short, and (whole in the chunk) past the type's limit: neither joins the run.
+    const tooLong = message('D', Buffer.alloc(SMALL_MESSAGE_LIMIT + 1));
+    for (const [bad, length] of [[Buffer.from([0x44, 0, 0, 0, 2]), 2], [tooLong, tooLong.length - 1]] as const) {
+      const run = await relay([Buffer.concat([row, row, bad, row])], { intercept: 'D', runs: 'D' });
+      expect(run.handed).toEqual([Buffer.concat([row, row])]);
+      expect(run.output.equals(Buffer.concat([row, row]))).toBe(true);
+      expect(run.failures).toEqual([{ kind: 'invalid-length', type: 0x44, length }]);
+    }
   });
 
   it('stops at a malformed header after relaying what came before', async () => {

@@ -16,7 +16,7 @@ import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply, type PortalInfo } from './expectedReplies.js';
 import { namesTableColumns, planResult, type ResultPlan } from './readPath/resultPlan.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
-import { commandTag, commandTagStartsWith, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
+import { commandTag, commandTagStartsWith, frameCount, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
 import { parameterDescriptionMessage } from '../protocol/messages.js';
 
 const BATCH_ROWS = 2048;
@@ -25,8 +25,8 @@ const BATCH_BYTES = 1 << 20;
 /** Command tags of statements that may change the catalog. */
 const DDL_TAG_WORDS = ['CREATE', 'ALTER', 'DROP', 'IMPORT', 'REFRESH', 'SECURITY LABEL'];
 
-/** Rewrites a batch of held frames; returns them, in order, as one buffer. */
-type Rewrite = (frames: Buffer[]) => Promise<Buffer>;
+/** Rewrites a batch of held frames (`rows` rows in all); returns them, in order, as one buffer. */
+type Rewrite = (frames: Buffer[], rows: number) => Promise<Buffer>;
 
 type RevealingFields = readonly { readonly policy: { readonly key: string }; readonly action: string }[];
 
@@ -65,6 +65,8 @@ export class BackendPolicy {
   private readonly plans = new WeakMap<readonly FieldDescription[], KnownPlan>();
   private copyOut: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
   private held: Buffer[] = [];
+  /** The rows the held frames hold (a DataRow frame may hold several back to back). */
+  private heldRows = 0;
   private heldBytes = 0;
   private heldRewrite: Rewrite | undefined;
   /** The last fields whose every table the catalog knew, and the policies it knew them under. */
@@ -112,6 +114,7 @@ export class BackendPolicy {
     else this.completed(type);
   }
 
+  /** `frame`: one or more DataRows back to back (what followed one another in a chunk comes as one). */
   private dataRow(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     if (head?.kind === 'execute' && head.portal !== undefined && head.portal.readPlan === undefined && this.state.policiesNow() === undefined) {
       return this.state.policies().then(() => this.dataRow(frame, head));
@@ -120,7 +123,7 @@ export class BackendPolicy {
     if (plan === undefined) return undefined;
     // A batch holds rows of one result only (whatever ends a result flushes it first): the first row's rewrite serves it.
     this.heldRewrite ??= this.dataRowsRewrite(plan);
-    return this.hold(frame);
+    return this.hold(frame, frameCount(frame));
   }
 
   private dataRowsRewrite(plan: ResultPlan): Rewrite {
@@ -130,10 +133,10 @@ export class BackendPolicy {
     const services = this.state.services;
     const revealed = plaintextColumns(plan.fields);
     const state = this.state;
-    return (rows) => {
+    return (frames, rows) => {
       // Recorded before the batch can leave: the audit line precedes the plaintext.
-      if (revealed.length > 0) state.revealed(revealed, rows.length);
-      return rewriteDataRows(rows, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy));
+      if (revealed.length > 0) state.revealed(revealed, rows);
+      return rewriteDataRows(frames, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy));
     };
   }
 
@@ -143,30 +146,33 @@ export class BackendPolicy {
     if (this.heldRewrite === undefined) {
       const revealed = plaintextColumns(rewriter.columns);
       const state = this.state;
-      this.heldRewrite = async (rows) => {
-        if (revealed.length > 0) state.revealed(revealed, rows.length);
-        return Buffer.concat(await rewriter.rewrite(rows));
+      this.heldRewrite = async (frames, rows) => {
+        if (revealed.length > 0) state.revealed(revealed, rows);
+        return Buffer.concat(await rewriter.rewrite(frames));
       };
     }
-    return this.hold(frame);
+    return this.hold(frame, 1);
   }
 
-  /** Holds a frame for the batch; hands the batch over once it is full. */
-  private hold(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+  /** Holds a frame of `rows` messages for the batch; hands the batch over once it is full. */
+  private hold(frame: Buffer, rows: number): MessageVerdict | Promise<MessageVerdict> {
     this.held.push(frame);
+    this.heldRows += rows;
     this.heldBytes += frame.length;
-    if (this.held.length < BATCH_ROWS && this.heldBytes < BATCH_BYTES) return DROP;
+    if (this.heldRows < BATCH_ROWS && this.heldBytes < BATCH_BYTES) return DROP;
     return this.flush();
   }
 
   private async flush(): Promise<Buffer> {
     const frames = this.held;
+    const rows = this.heldRows;
     const rewrite = this.heldRewrite;
     this.held = [];
+    this.heldRows = 0;
     this.heldBytes = 0;
     this.heldRewrite = undefined;
     if (rewrite === undefined || frames.length === 0) return Buffer.concat(frames);
-    return rewrite(frames);
+    return rewrite(frames, rows);
   }
 
   private portalPlan(portal: PortalInfo | undefined): ResultPlan | undefined {

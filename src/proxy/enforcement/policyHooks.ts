@@ -54,6 +54,8 @@ const BACKEND_HEADER_TYPES = '123Z';
  * only while rows are held, so that it leaves after the rows PostgreSQL sent before it.
  */
 const BACKEND_ON_DEMAND_TYPES = 'DdN';
+/** DataRows that follow one another come to the read path together: one call per chunk, not per row. */
+const BACKEND_RUN_TYPES = 'D';
 
 /** Per column policy (the same object until a reload), the engine's held protection for its options, if it gives one. */
 function heldProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {
@@ -126,6 +128,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
       frontendHeaderTypes: FRONTEND_HEADER_TYPES,
       backendHeaderTypes: BACKEND_HEADER_TYPES,
       backendOnDemandTypes: BACKEND_ON_DEMAND_TYPES,
+      backendRunTypes: BACKEND_RUN_TYPES,
       wantsBackendMessage: (type) => backend.wantsWhole(type),
       onFrontendMessage: (message, session) => frontend.handle(message, session.state.upstreamSkippingUntilSync),
       onBackendMessage: (message) => backend.handle(message),

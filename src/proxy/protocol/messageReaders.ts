@@ -349,3 +349,14 @@ export function forEachFrame(bytes: Buffer, visit: (type: number, firstBodyByte:
     pos = end;
   }
 }
+
+/** How many messages `bytes` holds back to back; a ProtocolViolation when it does not end on a message's end. */
+export function frameCount(bytes: Buffer): number {
+  let count = 0;
+  for (let pos = 0; pos < bytes.length; count++) {
+    const length = pos + 5 <= bytes.length ? bytes.readInt32BE(pos + 1) : -1;
+    if (length < 4 || pos + 1 + length > bytes.length) throw new ProtocolViolation('messages cut short');
+    pos += 1 + length;
+  }
+  return count;
+}

@@ -8,6 +8,8 @@
  * chunk nothing rewrites still leaves as one write. A message split across chunks streams through
  * as it comes, so memory stays flat whatever its size. Only types a hook intercepts are buffered whole
  * (`intercepted[type]` 1), or those it intercepts on demand (2) when `wantsWhole` says so as they come.
+ * For a type in `runs` (DataRow), the whole messages of that type that follow one another in the
+ * chunk go to the hook together, as one buffer: a result's rows cost one call per chunk, not per row.
  *
  * Backpressure: when the target's buffer is full the source is paused until 'drain'; while an
  * asynchronous hook works, the source is paused too and the rest of the chunk waits.
@@ -25,7 +27,10 @@ export interface PumpHandler {
   observe(type: number, firstBodyByte: number): number;
   /** For a type the pump intercepts on demand (2 in its table): whether to take this message whole. */
   wantsWhole?(type: number): boolean;
-  /** A whole intercepted message; returns what to forward instead (undefined: the same bytes). */
+  /**
+   * A whole intercepted message (for a type in `runs`: one or more whole messages of that type,
+   * back to back); returns what to forward instead (undefined: the same bytes).
+   */
   intercept(message: Buffer): MessageVerdict | Promise<MessageVerdict>;
   /** Bytes due right after the current message (replies the proxy queued in order). */
   takeAfter(): Buffer[];
@@ -37,6 +42,8 @@ export interface PumpHandler {
 const UNCHANGED = 0;   // forward the same bytes: left in place
 const REPLACED = 1;    // what came before it and the verdict are queued
 const SUSPENDED = 2;   // the hook went asynchronous, or failed: processing stopped here
+
+const NO_RUNS = new Uint8Array(256);
 
 export type PumpFailure =
   | { kind: 'invalid-type'; type: number }
@@ -69,6 +76,7 @@ export class MessagePump {
     private readonly limits: Uint32Array,
     private readonly intercepted: Uint8Array,
     private readonly handler: PumpHandler,
+    private readonly runs: Uint8Array = NO_RUNS,
   ) {}
 
   start(initialBytes?: Buffer): void {
@@ -157,16 +165,17 @@ export class MessagePump {
       const whole = this.intercepted[type] as number;
       if (whole === 1 || (whole === 2 && this.handler.wantsWhole?.(type) !== false)) {
         if (total <= available) {
-          const frame = chunk.subarray(pos, pos + total);
+          const end = this.runs[type] === 1 ? wholeRunEnd(chunk, pos + total, type, limit) : pos + total;
+          const frame = chunk.subarray(pos, end);
           this.runChunk = chunk;
           this.runFrom = runStart;
           this.runTo = pos;
-          const outcome = this.deliverIntercepted(frame, chunk, pos + total);
+          const outcome = this.deliverIntercepted(frame, chunk, end);
           if (outcome === SUSPENDED) return;
-          if (outcome === REPLACED) runStart = pos + total;
+          if (outcome === REPLACED) runStart = end;
           else if (this.runChunk === null) runStart = pos; // something was queued meanwhile: the message starts a new run
           else this.runChunk = null;                        // unchanged: it stays part of the run
-          pos += total;
+          pos = end;
           continue;
         }
         if (pos > runStart) out.push(chunk.subarray(runStart, pos));
@@ -309,4 +318,19 @@ export class MessagePump {
     this.stop();
     this.handler.onFailure(reason);
   }
+}
+
+/**
+ * Where the whole messages of `type` that follow one another from `from` end: at the first byte
+ * that is not one (another type, a message cut by the chunk's end, or a length outside
+ * [4, limit], which the main loop then refuses).
+ */
+function wholeRunEnd(chunk: Buffer, from: number, type: number, limit: number): number {
+  let end = from;
+  while (end + 5 <= chunk.length && chunk[end] === type) {
+    const length = chunk.readInt32BE(end + 1);
+    if (length < 4 || length > limit || end + 1 + length > chunk.length) break;
+    end += 1 + length;
+  }
+  return end;
 }

@@ -65,7 +65,13 @@ export interface SessionHooks {
    */
   readonly backendOnDemandTypes?: string;
   wantsBackendMessage?(type: number, context: SessionContext): boolean;
-  /** `message` is the whole frame, type byte and length included. */
+  /**
+   * DataRow ('D') only: the whole DataRows that follow one another in what arrived are handed to
+   * onBackendMessage together, back to back in one buffer (after `wantsBackendMessage` said yes to
+   * the first, when 'D' is on demand).
+   */
+  readonly backendRunTypes?: string;
+  /** `message` is the whole frame, type byte and length included (for a run type, one or more frames). */
   onFrontendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
   onBackendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
   /** A message of a header type; `firstBodyByte` is 0 for a message without a body. */

@@ -64,6 +64,11 @@ export class SessionRelay {
       if (!ON_DEMAND_TYPES.includes(type)) throw new Error(`session hooks cannot take backend type ${type} on demand`);
       backendIntercepted[type.charCodeAt(0)] = 2;
     }
+    const backendRuns = typeSet(hooks.backendRunTypes ?? '');
+    for (const type of hooks.backendRunTypes ?? '') {
+      // A run is followed in the ProtocolState once: only DataRow leaves it as it was.
+      if (type !== 'D') throw new Error(`session hooks cannot take backend type ${type} in runs`);
+    }
     const frontendHeaders = typeSet(hooks.frontendHeaderTypes ?? '');
     const backendHeaders = typeSet(hooks.backendHeaderTypes ?? '');
     const frontendHandler: PumpHandler = {
@@ -121,7 +126,7 @@ export class SessionRelay {
       onFailure: (reason) => this.onBackendFailure(reason),
     };
     this.frontend = new MessagePump(options.client, options.upstream, options.frontendLimits, typeSet(hooks.frontendTypes), frontendHandler);
-    this.backend = new MessagePump(options.upstream, options.client, options.backendLimits, backendIntercepted, backendHandler);
+    this.backend = new MessagePump(options.upstream, options.client, options.backendLimits, backendIntercepted, backendHandler, backendRuns);
   }
 
   start(clientBytes: Buffer, upstreamBytes: Buffer): void {

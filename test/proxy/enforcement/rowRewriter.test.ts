@@ -61,6 +61,17 @@ function sequence(seed: number): () => number {
   };
 }
 
+/** Copies of the rows, concatenated in runs of 1 to 40 (each run one frame). */
+function inRuns(rows: readonly Buffer[], random: () => number): Buffer[] {
+  const frames: Buffer[] = [];
+  for (let at = 0; at < rows.length;) {
+    const size = 1 + Math.floor(random() * 40);
+    frames.push(Buffer.concat(rows.slice(at, at + size)));
+    at += size;
+  }
+  return frames;
+}
+
 type Column = { readonly name: keyof typeof plaintext; readonly typeOid: number; readonly format: number } | { readonly name: 'other' };
 
 /** A stored value as the server would send it: mostly tokens, some plaintext, odd bytes and NULLs. */
@@ -88,14 +99,19 @@ async function expectSameBytes(columns: readonly Column[], actions: readonly Pla
   const batchedMetrics = createPolicyMetrics();
   const plainMetrics = createPolicyMetrics();
   const inPlaceMetrics = createPolicyMetrics();
+  const groupedMetrics = createPolicyMetrics();
   // Each rewrite gets rows of its own: the in-place path writes into the rows it is given.
   const batched = await rewriteDataRows(copies(rows), plan, engine, batchedMetrics, dateStyle);
   const rewrittenInPlace = await rewriteDataRows(copies(rows), plan, engine, inPlaceMetrics, dateStyle, inPlace);
+  // As the pump hands them over: runs of rows back to back in one frame.
+  const grouped = await rewriteDataRows(inRuns(rows, random), plan, engine, groupedMetrics, dateStyle, inPlace);
   const plain = Buffer.concat(await rewriteDataRowsPlainly(rows, plan, engine, plainMetrics, dateStyle));
   expect(batched.equals(plain)).toBe(true);
   expect(rewrittenInPlace.equals(plain)).toBe(true);
+  expect(grouped.equals(plain)).toBe(true);
   expect(batchedMetrics).toEqual(plainMetrics);
   expect(inPlaceMetrics).toEqual(plainMetrics);
+  expect(groupedMetrics).toEqual(plainMetrics);
 }
 
 const TEXT_COLUMNS: Column[] = [
@@ -209,6 +225,40 @@ describe('rewriteDataRows in place', () => {
     expect(await rewriteDataRows([Buffer.from(cut)], plan, engine, viaInPlace, DEFAULT_DATE_STYLE, inPlace)).toEqual(expected);
     expect(viaInPlace).toEqual(viaStrings);
     expect(viaInPlace.unprotectFailures).toBe(1);
+  });
+
+  it('reads nothing of the next row when a field says it is longer than its own row', async () => {
+    // A text ssn and a binary uuid (any 16 bytes decode as one), each cut 3 bytes short of what its length says.
+    const cases = [
+      { column: 'ssn' as const, typeOid: TYPE_OIDS.text, format: 0, stored: Buffer.from(tokens.ssn[0] as string) },
+      { column: 'uid' as const, typeOid: TYPE_OIDS.uuid, format: 1, stored: encodeBinary(TYPE_OIDS.uuid, tokens.uid[0] as string) as Buffer },
+    ];
+    for (const { column, typeOid, format, stored } of cases) {
+      const whole = dataRowMessage([stored]);
+      const cut = Buffer.from(whole.subarray(0, whole.length - 3));
+      cut.writeInt32BE(cut.length - 1, 1);
+      // The next row starts where the cut field would have gone on: none of its bytes may be read as the cut field's.
+      const next = dataRowMessage([Buffer.from(stored)]);
+      for (const action of ['unprotect', 'mask', 'null'] as const) {
+        const plan: ResultPlan = { fieldCount: 1, fields: [{ index: 0, policy: policy(column), action, format, typeOid, typmod: -1 }] };
+        const apart = createPolicyMetrics();
+        const together = createPolicyMetrics();
+        const expected = await rewriteDataRows([Buffer.from(cut), Buffer.from(next)], plan, engine, apart, DEFAULT_DATE_STYLE, inPlace);
+        expect(await rewriteDataRows([Buffer.concat([cut, next])], plan, engine, together, DEFAULT_DATE_STYLE, inPlace)).toEqual(expected);
+        expect(together).toEqual(apart);
+      }
+    }
+  });
+
+  it('refuses a frame that does not end on a row\'s end', async () => {
+    const plan = unprotectingPlan(['ssn', TYPE_OIDS.text]);
+    const row = dataRowMessage([Buffer.from(tokens.ssn[0] as string)]);
+    await expect(rewriteDataRows([Buffer.concat([row, row.subarray(0, 9)])], plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace)).rejects.toThrow();
+    // A row without its field count, or shorter than its fields, is refused as before, not read past.
+    const short = Buffer.from([0x44, 0, 0, 0, 5, 0]);
+    await expect(rewriteDataRows([Buffer.concat([short, row])], plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace)).rejects.toThrow(RangeError);
+    const noField = Buffer.from([0x44, 0, 0, 0, 8, 0, 1, 0, 0]);
+    await expect(rewriteDataRows([Buffer.concat([noField, row])], plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace)).rejects.toThrow(RangeError);
   });
 
   it('is not used for a mask view, bpchar, binary format or a non-ISO DateStyle', async () => {

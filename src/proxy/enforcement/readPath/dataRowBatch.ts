@@ -1,9 +1,11 @@
 /**
- * A batch of DataRows of one result set, read once: where each planned field of each row lies,
- * in flat typed arrays (no array per row or field), and the batch written back with the changed
- * fields as one buffer (one allocation for the whole batch, unchanged bytes copied as runs).
+ * A batch of DataRows of one result set, read once: where each row and each planned field of it
+ * lies, in flat typed arrays (no array or view per row or field: rows arrive several to a
+ * frame), and the batch written back with the changed fields as one buffer (one allocation for
+ * the whole batch, unchanged bytes copied as runs).
  */
 import type { ByteFields } from '../../../engine/index.js';
+import { frameCount } from '../../protocol/messageReaders.js';
 
 /** A field's new value: text (UTF-8), bytes (binary format), NULL, or undefined (as stored). */
 export type FieldChange = string | Buffer | null | undefined;
@@ -12,28 +14,48 @@ export type FieldChange = string | Buffer | null | undefined;
 export const ABSENT = -1;
 
 export class DataRowBatch {
-  /** Per row and planned slot (row * slots + slot): offset of the field's bytes in its row. */
+  /** How many DataRows the batch holds. */
+  readonly rowCount: number;
+  /** Per row: the frame it lies in, and where it starts and ends there (a frame may hold several rows back to back). */
+  private readonly rowFrames: Buffer[];
+  private readonly rowStarts: Int32Array;
+  private readonly rowEnds: Int32Array;
+  /** Per row and planned slot (row * slots + slot): offset of the field's bytes in its frame. */
   private readonly starts: Int32Array;
   /** Per row and planned slot: the field's byte length, or ABSENT. */
   private readonly lengths: Int32Array;
   /** Per row: where its last field ends (trailing bytes past it are not sent on a changed row). */
   private readonly fieldsEnd: Int32Array;
-  /** Per row and planned slot: the new value (undefined: as stored). */
-  private readonly changes: FieldChange[];
+  /** Per row and planned slot: the new value (undefined: as stored); made for the first change. */
+  private changes: FieldChange[] | undefined;
   private readonly changed: Uint8Array;
   /** Upper bound of the bytes the changes add. */
   private addedBound = 0;
 
-  /** `fieldIndexes`: the planned fields' indexes, ascending. */
-  constructor(readonly rows: readonly Buffer[], private readonly fieldIndexes: readonly number[]) {
+  /** `frames`: whole DataRow messages, one or more back to back in each; `fieldIndexes`: the planned fields' indexes, ascending. */
+  constructor(private readonly frames: readonly Buffer[], private readonly fieldIndexes: readonly number[]) {
     const slots = fieldIndexes.length;
-    const count = rows.length;
+    let count = 0;
+    for (const frame of frames) count += frameCount(frame);
+    this.rowCount = count;
+    this.rowFrames = new Array<Buffer>(count);
+    this.rowStarts = new Int32Array(count);
+    this.rowEnds = new Int32Array(count);
     this.starts = new Int32Array(count * slots);
     this.lengths = new Int32Array(count * slots).fill(ABSENT);
     this.fieldsEnd = new Int32Array(count);
-    this.changes = new Array<FieldChange>(count * slots);
     this.changed = new Uint8Array(count);
-    for (let row = 0; row < count; row++) this.locate(row);
+    let row = 0;
+    for (const frame of frames) {
+      for (let pos = 0; pos < frame.length; row++) {
+        const end = pos + 1 + frame.readInt32BE(pos + 1);
+        this.rowFrames[row] = frame;
+        this.rowStarts[row] = pos;
+        this.rowEnds[row] = end;
+        this.locate(row);
+        pos = end;
+      }
+    }
   }
 
   get slots(): number {
@@ -45,27 +67,27 @@ export class DataRowBatch {
     return this.lengths[row * this.fieldIndexes.length + slot] as number;
   }
 
-  /** The field's bytes as UTF-8 text (the field is present). */
+  /** The field's bytes as UTF-8 text (the field is present; one said longer than its row stops at the row's end). */
   text(row: number, slot: number): string {
     const at = row * this.fieldIndexes.length + slot;
     const start = this.starts[at] as number;
-    return (this.rows[row] as Buffer).toString('utf8', start, start + (this.lengths[at] as number));
+    return (this.rowFrames[row] as Buffer).toString('utf8', start, Math.min(start + (this.lengths[at] as number), this.rowEnds[row] as number));
   }
 
-  /** The field's bytes, sharing the row's memory (the field is present). */
+  /** The field's bytes, sharing the row's memory (the field is present; as text() at the row's end). */
   bytes(row: number, slot: number): Buffer {
     const at = row * this.fieldIndexes.length + slot;
     const start = this.starts[at] as number;
-    return (this.rows[row] as Buffer).subarray(start, start + (this.lengths[at] as number));
+    return (this.rowFrames[row] as Buffer).subarray(start, Math.min(start + (this.lengths[at] as number), this.rowEnds[row] as number));
   }
 
   /**
-   * The slot's present (not NULL) fields as byte ranges of their rows, for a rewrite in place
-   * (the rows' own memory: write() then copies what was written there), and each one's row.
+   * The slot's present (not NULL) fields as byte ranges of their frames, for a rewrite in place
+   * (the frames' own memory: write() then copies what was written there), and each one's row.
    */
   presentFields(slot: number): { fields: ByteFields; rowOf: Int32Array } {
     const slots = this.fieldIndexes.length;
-    const count = this.rows.length;
+    const count = this.rowCount;
     const buffers: Buffer[] = [];
     const starts = new Int32Array(count);
     const lengths = new Int32Array(count);
@@ -73,46 +95,60 @@ export class DataRowBatch {
     for (let row = 0, at = slot; row < count; row++, at += slots) {
       const length = this.lengths[at] as number;
       if (length === ABSENT) continue;
-      const frame = this.rows[row] as Buffer;
-      // A field said longer than its frame (a malformed upstream message) stays on the string way.
-      if ((this.starts[at] as number) + length > frame.length) continue;
+      // A field said longer than its row (a malformed upstream message) stays on the string way.
+      if ((this.starts[at] as number) + length > (this.rowEnds[row] as number)) continue;
       const k = buffers.length;
       starts[k] = this.starts[at] as number;
       lengths[k] = length;
       rowOf[k] = row;
-      buffers.push(frame);
+      buffers.push(this.rowFrames[row] as Buffer);
     }
     return { fields: { count: buffers.length, buffers, starts, lengths }, rowOf };
   }
 
   change(row: number, slot: number, value: string | Buffer | null): void {
+    this.changes ??= new Array<FieldChange>(this.rowCount * this.fieldIndexes.length);
     this.changes[row * this.fieldIndexes.length + slot] = value;
     this.changed[row] = 1;
     // A UTF-16 code unit is at most three UTF-8 bytes.
     if (value !== null) this.addedBound += typeof value === 'string' ? value.length * 3 : value.length;
   }
 
-  /** Every row, in order, as wire bytes: unchanged rows as they came, changed ones rebuilt. */
+  /** Every row, in order, as wire bytes: unchanged rows as they came (runs of them in one copy), changed ones rebuilt. */
   write(): Buffer {
-    const rows = this.rows;
     let bound = this.addedBound;
-    for (const row of rows) bound += row.length;
+    for (const frame of this.frames) bound += frame.length;
     const out = Buffer.allocUnsafe(bound);
     let pos = 0;
-    for (let row = 0; row < rows.length; row++) {
-      const frame = rows[row] as Buffer;
-      pos = this.changed[row] === 1 ? this.writeChanged(out, pos, row, frame) : pos + frame.copy(out, pos);
+    let row = 0;
+    while (row < this.rowCount) {
+      if (this.changed[row] === 1) {
+        pos = this.writeChanged(out, pos, row);
+        row++;
+        continue;
+      }
+      // Unchanged rows that follow one another in one frame: one copy.
+      const frame = this.rowFrames[row] as Buffer;
+      const from = this.rowStarts[row] as number;
+      let to = this.rowEnds[row] as number;
+      for (row++; row < this.rowCount && this.changed[row] !== 1 && this.rowFrames[row] === frame && this.rowStarts[row] === to; row++) {
+        to = this.rowEnds[row] as number;
+      }
+      pos = copyRun(frame, from, to, out, pos);
     }
     return pos === bound ? out : out.subarray(0, pos);
   }
 
-  private writeChanged(out: Buffer, at: number, row: number, frame: Buffer): number {
+  private writeChanged(out: Buffer, at: number, row: number): number {
     const slots = this.fieldIndexes.length;
-    let pos = copyRun(frame, 0, 7, out, at); // type, length (set below), field count
-    let cursor = 7;
+    const frame = this.rowFrames[row] as Buffer;
+    const base = this.rowStarts[row] as number;
+    const changes = this.changes as FieldChange[];
+    let pos = copyRun(frame, base, base + 7, out, at); // type, length (set below), field count
+    let cursor = base + 7;
     for (let slot = 0; slot < slots; slot++) {
       const index = row * slots + slot;
-      const value = this.changes[index];
+      const value = changes[index];
       if (value === undefined) continue;
       const headerAt = (this.starts[index] as number) - 4;
       pos = copyRun(frame, cursor, headerAt, out, pos);
@@ -134,15 +170,18 @@ export class DataRowBatch {
     return pos;
   }
 
-  /** Walks one row's fields, noting the planned ones (a row shorter than planned lacks some). */
+  /** Walks one row's fields, noting the planned ones (a row shorter than planned lacks some); nothing past the row's end is read. */
   private locate(row: number): void {
-    const frame = this.rows[row] as Buffer;
+    const frame = this.rowFrames[row] as Buffer;
+    const end = this.rowEnds[row] as number;
     const indexes = this.fieldIndexes;
     const base = row * indexes.length;
-    const count = frame.readInt16BE(5);
-    let pos = 7;
+    let pos = (this.rowStarts[row] as number) + 7;
+    if (pos > end) throw new RangeError('a DataRow without its field count');
+    const count = frame.readInt16BE(pos - 2);
     let slot = 0;
     for (let field = 0; field < count; field++) {
+      if (pos + 4 > end) throw new RangeError('a DataRow shorter than its fields');
       const length = frame.readInt32BE(pos);
       pos += 4;
       if (field === indexes[slot]) {
@@ -154,7 +193,7 @@ export class DataRowBatch {
       }
       if (length > 0) pos += length;
     }
-    this.fieldsEnd[row] = Math.min(pos, frame.length);
+    this.fieldsEnd[row] = Math.min(pos, end);
   }
 }
 

@@ -53,14 +53,15 @@ function fieldIndexes(plan: ResultPlan): number[] {
 export type InPlaceUnprotection = (policy: ColumnPolicy) => UnprotectInPlace | undefined;
 
 /**
- * `inPlace`: where a column's plain unprotect of text can rewrite the fields' bytes where they
- * lie (fpe of ssn, ccn, ISO dates), it does, with no string per value; what it leaves goes the
- * string way below. The rows' own memory is written: they are this batch's alone.
+ * `frames`: whole DataRows, one or more back to back in each. `inPlace`: where a column's plain
+ * unprotect of text can rewrite the fields' bytes where they lie (fpe of ssn, ccn, ISO dates), it
+ * does, with no string per value; what it leaves goes the string way below. The frames' own
+ * memory is written: they are this batch's alone.
  */
 export async function rewriteDataRows(
-  rows: readonly Buffer[], plan: ResultPlan, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle, inPlace?: InPlaceUnprotection,
+  frames: readonly Buffer[], plan: ResultPlan, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle, inPlace?: InPlaceUnprotection,
 ): Promise<Buffer> {
-  const batch = new DataRowBatch(rows, fieldIndexes(plan));
+  const batch = new DataRowBatch(frames, fieldIndexes(plan));
   const doneInPlace = inPlace === undefined ? [] : await unprotectInPlaceWhereAble(batch, plan, inPlace, dateStyle, metrics);
   await Promise.all(plan.fields.map((field, slot) => rewriteField(batch, slot, field, engine, metrics, dateStyle, doneInPlace[slot])));
   return batch.write();
@@ -102,7 +103,7 @@ async function unprotectInPlaceWhereAble(
       thisTurn += to - from;
       from = to;
     }
-    const done = new Uint8Array(batch.rows.length);
+    const done = new Uint8Array(batch.rowCount);
     let count = 0;
     for (let k = 0; k < fields.count; k++) {
       if (handled[k] !== 1) continue;
@@ -119,7 +120,7 @@ async function rewriteField(
   batch: DataRowBatch, slot: number, field: PlannedField, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle,
   doneRows: Uint8Array | undefined,
 ): Promise<void> {
-  const count = batch.rows.length;
+  const count = batch.rowCount;
   const positions = new Int32Array(count);
   const stored: string[] = [];
   const padded = isPadded(field);
