@@ -145,14 +145,18 @@ describe('on-demand types', () => {
 
   it('are only DataRow, CopyData and NoticeResponse, which the session state merely reads', () => {
     const sink = Object.assign(new EventEmitter(), { write: () => true, cork: () => undefined, uncork: () => undefined, pause: () => undefined, resume: () => undefined });
-    const create = (types: string): SessionRelay => new SessionRelay({
+    const create = (types: string, runTypes = ''): SessionRelay => new SessionRelay({
       client: sink as unknown as Duplex, upstream: sink as unknown as Duplex,
-      hooksFactory: () => ({ ...hooks, backendOnDemandTypes: types }),
+      hooksFactory: () => ({ ...hooks, backendOnDemandTypes: types, backendRunTypes: runTypes }),
       frontendLimits: frontendMessageLimits(1 << 20), backendLimits: backendMessageLimits(), idleTimeoutMs: 0,
       logger: pino({ level: 'silent' }), cancelUpstream: () => undefined, onClosed: () => undefined,
     }, { account: { email: 'a@example.com', roles: [] }, clientDatabase: 'd', upstreamDatabase: 'd', serverParameters: new Map() });
     expect(() => create('DdN')).not.toThrow();
     expect(() => create('DZ')).toThrow(/cannot take backend type Z on demand/);
+    // In runs (several back to back, the state told once): DataRow only.
+    expect(() => create('DdN', 'D')).not.toThrow();
+    expect(() => create('DdN', 'DC')).toThrow(/cannot take backend type C in runs/);
+    expect(() => create('DdN', 'd')).toThrow(/cannot take backend type d in runs/);
   });
 });
 
