@@ -3,11 +3,12 @@
  * over the raw bytes without decoding them.
  *
  * Speed: each incoming chunk is walked header by header and forwarded as contiguous runs of
- * untouched bytes (usually the whole chunk in one write); several runs of one chunk go out corked,
- * as one writev. An intercepted message the hook leaves as it is stays part of its run, so a
- * chunk nothing rewrites still leaves as one write. A message split across chunks streams through
- * as it comes, so memory stays flat whatever its size. Only types a hook intercepts are buffered whole
- * (`intercepted[type]` 1), or those it intercepts on demand (2) when `wantsWhole` says so as they come.
+ * untouched bytes (usually the whole chunk in one write); several runs of one chunk go out as one
+ * write: copied into one buffer when they are small, else corked, as one writev. An intercepted
+ * message the hook leaves as it is stays part of its run, so a chunk nothing rewrites still
+ * leaves as one write. A message split across chunks streams through as it comes, so memory stays
+ * flat whatever its size. Only types a hook intercepts are buffered whole (`intercepted[type]` 1),
+ * or those it intercepts on demand (2) when `wantsWhole` says so as they come.
  * For a type in `runs` (DataRow), the whole messages of that type that follow one another in the
  * chunk go to the hook together, as one buffer: a result's rows cost one call per chunk, not per row.
  *
@@ -44,6 +45,8 @@ const REPLACED = 1;    // what came before it and the verdict are queued
 const SUSPENDED = 2;   // the hook went asynchronous, or failed: processing stopped here
 
 const NO_RUNS = new Uint8Array(256);
+/** Up to this many bytes in all, several pieces due at once are copied into one buffer and written once. */
+const GATHER_BYTES = 16 * 1024;
 
 export type PumpFailure =
   | { kind: 'invalid-type'; type: number }
@@ -300,10 +303,17 @@ export class MessagePump {
     if (count === 1) {
       ok = this.target.write(out.pop() as Buffer);
     } else {
-      this.target.cork();
-      ok = true;
-      for (let i = 0; i < count; i++) ok = this.target.write(out[i] as Buffer);
-      this.target.uncork();
+      let total = 0;
+      for (let i = 0; i < count; i++) total += (out[i] as Buffer).length;
+      if (total <= GATHER_BYTES) {
+        // A few small pieces (a rewritten Bind and what came around it): one copy costs less than a corked writev.
+        ok = this.target.write(Buffer.concat(out, total));
+      } else {
+        this.target.cork();
+        ok = true;
+        for (let i = 0; i < count; i++) ok = this.target.write(out[i] as Buffer);
+        this.target.uncork();
+      }
       out.length = 0;
     }
     if (!ok && !this.waitingForDrain) {
