@@ -19,9 +19,14 @@ import { rewriteDataRows } from './readPath/rowRewriter.js';
 import { commandTag, commandTagStartsWith, frameCount, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
 import { parameterDescriptionMessage } from '../protocol/messages.js';
 
+/**
+ * A batch is handed over once it holds this many rows or bytes. Rows come in runs (a chunk's worth,
+ * at most a socket read), so a batch may pass either bound by the last run it took: memory stays
+ * within BATCH_BYTES and one read, and the rewrite still yields the loop every 512 values.
+ */
 const BATCH_ROWS = 2048;
-const FIRST_NORMAL_OID = 16384;
 const BATCH_BYTES = 1 << 20;
+const FIRST_NORMAL_OID = 16384;
 /** Command tags of statements that may change the catalog. */
 const DDL_TAG_WORDS = ['CREATE', 'ALTER', 'DROP', 'IMPORT', 'REFRESH', 'SECURITY LABEL'];
 
