@@ -4,10 +4,12 @@
  * whose role sees the stored tokens (the raw-bytes path). Each proxy is its own process running
  * the compiled `dist/`, as `pgveil serve` does, so the client's own parsing is not counted as the
  * proxy's; the client reads every value as text and does nothing else with it. Rounds interleave
- * the three targets; medians are printed, with the proxy's CPU per row (steadier than rows/s on a
- * shared machine). Protected INSERTs are measured by insertBenchmark.ts.
+ * the three targets; medians are printed, with the proxy's CPU per row (all its threads, to the
+ * nanosecond; steadier than rows/s on a shared machine). Protected INSERTs are measured by
+ * insertBenchmark.ts.
  * Run: npx tsx bench/proxyEnforcement/revealBenchmark.ts [rows]   Environment: PGVEIL_BENCH_ROUNDS
- * (3), PGVEIL_BENCH_NODE_OPTIONS (e.g. "--cpu-prof --cpu-prof-dir=…" for the proxy processes).
+ * (7: a round reads in a fraction of a second), PGVEIL_BENCH_NODE_OPTIONS (e.g.
+ * "--cpu-prof --cpu-prof-dir=…" for the proxy processes).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -16,10 +18,10 @@ import path from 'node:path';
 import pg from 'pg';
 import { createEngine } from '../../src/engine/index.js';
 import { startTestPostgres } from '../../test/support/postgres.js';
-import { cpuSplit, median, startProcess } from '../proxy/benchProcesses.js';
+import { cpuSecondsPrecise, median, startProcess } from '../proxy/benchProcesses.js';
 
 const ROWS = Number(process.argv[2] ?? 100_000);
-const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 7);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const QUERY = 'SELECT ssn, card_number, birth_date FROM bulk';
 
@@ -50,14 +52,13 @@ async function measure(target: Target): Promise<Measurement> {
   const client = new pg.Client({ ...target.config, types: asText });
   await client.connect();
   try {
-    const cpuBefore = target.proxyPid ? cpuSplit(target.proxyPid) : { user: 0, system: 0 };
+    const cpuBefore = target.proxyPid ? cpuSecondsPrecise(target.proxyPid) : 0;
     const start = process.hrtime.bigint();
     const result = await client.query({ text: QUERY, rowMode: 'array' });
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const rows = result.rowCount ?? 0;
     if (rows !== ROWS) throw new Error(`${target.label}: ${rows} rows, expected ${ROWS}`);
-    const cpuAfter = target.proxyPid ? cpuSplit(target.proxyPid) : { user: 0, system: 0 };
-    const proxySeconds = cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system;
+    const proxySeconds = (target.proxyPid ? cpuSecondsPrecise(target.proxyPid) : 0) - cpuBefore;
     return { rowsPerSecond: rows / seconds, proxyMicrosPerRow: (proxySeconds * 1e6) / rows };
   } finally {
     await client.end();
