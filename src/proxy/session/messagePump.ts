@@ -158,7 +158,7 @@ export class MessagePump {
       const type = chunk[pos] as number;
       const length = chunk.readInt32BE(pos + 1);
       const limit = this.limits[type] as number;
-      if (limit === 0 || length < 4 || length > limit) {
+      if (!isAllowedLength(length, limit)) {
         if (pos > runStart) out.push(chunk.subarray(runStart, pos));
         this.flush();
         this.fail(limit === 0 ? { kind: 'invalid-type', type } : { kind: 'invalid-length', type, length });
@@ -330,16 +330,21 @@ export class MessagePump {
   }
 }
 
+/** A message's length field is at least its own 4 bytes and within its type's limit (0: a type never accepted). */
+function isAllowedLength(length: number, limit: number): boolean {
+  return limit !== 0 && length >= 4 && length <= limit;
+}
+
 /**
  * Where the whole messages of `type` that follow one another from `from` end: at the first byte
- * that is not one (another type, a message cut by the chunk's end, or a length outside
- * [4, limit], which the main loop then refuses).
+ * that is not one (another type, a message cut by the chunk's end, or a length the main loop
+ * refuses, which it then does: the same isAllowedLength).
  */
 function wholeRunEnd(chunk: Buffer, from: number, type: number, limit: number): number {
   let end = from;
   while (end + 5 <= chunk.length && chunk[end] === type) {
     const length = chunk.readInt32BE(end + 1);
-    if (length < 4 || length > limit || end + 1 + length > chunk.length) break;
+    if (!isAllowedLength(length, limit) || end + 1 + length > chunk.length) break;
     end += 1 + length;
   }
   return end;

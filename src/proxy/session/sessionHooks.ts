@@ -71,8 +71,9 @@ export interface SessionHooks {
    * the first, when 'D' is on demand).
    */
   readonly backendRunTypes?: string;
-  /** `message` is the whole frame, type byte and length included (for a run type, one or more frames). */
+  /** `message` is the whole frame, type byte and length included. */
   onFrontendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
+  /** As onFrontendMessage; for a type in `backendRunTypes`, one or more whole frames back to back. */
   onBackendMessage(message: Buffer, context: SessionContext): MessageVerdict | Promise<MessageVerdict>;
   /** A message of a header type; `firstBodyByte` is 0 for a message without a body. */
   onFrontendHeader?(type: number, firstBodyByte: number, context: SessionContext): void;
