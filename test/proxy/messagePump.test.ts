@@ -32,6 +32,9 @@ interface Run {
 
 interface RelayOptions {
   expectedBytes?: number;
+  /** Also waits for this many intercepts, and this many bytes handed to them (rewrites to nothing leave no output to wait for). */
+  expectedIntercepts?: number;
+  expectedHandedBytes?: number;
   intercept?: string;
   /** Types whose consecutive whole messages are handed over together. */
   runs?: string;
@@ -67,7 +70,10 @@ async function relay(chunks: Buffer[], options: RelayOptions = {}): Promise<Run>
     if (Math.random() < 0.2) await new Promise((resolve) => setImmediate(resolve));
   }
   const receivedBytes = (): number => received.reduce((sum, chunk) => sum + chunk.length, 0);
-  for (let i = 0; i < 400 && receivedBytes() < (options.expectedBytes ?? 0); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  const handedBytes = (): number => handed.reduce((sum, bytes) => sum + bytes.length, 0);
+  const waiting = (): boolean => receivedBytes() < (options.expectedBytes ?? 0) || intercepted < (options.expectedIntercepts ?? 0)
+    || handedBytes() < (options.expectedHandedBytes ?? 0);
+  for (let i = 0; i < 400 && waiting(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
   await new Promise((resolve) => setTimeout(resolve, 2));
   return { output: Buffer.concat(received), observed, intercepted, handed, failures };
 }
@@ -99,14 +105,16 @@ describe('MessagePump', () => {
       const input = Buffer.concat(messages);
       const rewrite = (bytes: Buffer): Buffer => (bytes.length % 2 === 0 ? message('Q', Buffer.from('rewritten\0')) : Buffer.alloc(0));
       const expected = Buffer.concat(messages.map((m) => (m[0] === 0x50 || m[0] === 0x42 ? rewrite(m) : m)));
+      const intercepts = messages.filter((m) => m[0] === 0x50 || m[0] === 0x42).length;
       const run = await relay(split(input, cuts), {
         expectedBytes: expected.length,
+        expectedIntercepts: intercepts,
         intercept: 'PB',
         replace: (bytes) => (asynchronous ? new Promise((resolve) => setTimeout(() => resolve(rewrite(bytes)), 1)) : rewrite(bytes)),
       });
       expect(run.failures).toEqual([]);
       expect(run.output.equals(expected)).toBe(true);
-      expect(run.intercepted).toBe(messages.filter((m) => m[0] === 0x50 || m[0] === 0x42).length);
+      expect(run.intercepted).toBe(intercepts);
     }), { numRuns: 60 });
   });
 
@@ -170,7 +178,9 @@ describe('MessagePump', () => {
       const rows = messages.filter((m) => m[0] === 0x44);
       // The hook drops every DataRow it is handed, or leaves them all: the output tells which bytes it took.
       const expected = dropping ? Buffer.concat(messages.filter((m) => m[0] !== 0x44)) : input;
-      const run = await relay(split(input, cuts), { expectedBytes: expected.length, intercept: 'D', runs: 'D', replace: () => (dropping ? Buffer.alloc(0) : undefined) });
+      const run = await relay(split(input, cuts), {
+        expectedBytes: expected.length, expectedHandedBytes: Buffer.concat(rows).length, intercept: 'D', runs: 'D', replace: () => (dropping ? Buffer.alloc(0) : undefined),
+      });
       expect(run.failures).toEqual([]);
       expect(run.output.equals(expected)).toBe(true);
       for (const handed of run.handed) forEachFrame(handed, (type) => expect(type).toBe(0x44));
