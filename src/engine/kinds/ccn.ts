@@ -195,14 +195,15 @@ export const ccnKind: KindHandler = {
         const bytes = buffers[i] as Uint8Array;
         const start = starts[i] as number;
         const length = lengths[i] as number;
-        const offset = i * MAX_DIGITS;
+        const offset = groups.slot();
         const layoutKey = parseCodesInto(bytes, start, length, groups.numerals, offset);
         if (layoutKey < 0) continue;
-        const bodyEnd = offset + (layoutKey % 20) - 1;
+        const n = (layoutKey % 20) - 1;
+        const bodyEnd = offset + n;
         checkDelta[i] = ((groups.numerals[bodyEnd] ?? 0) - luhnCheckDigit(groups.numerals, offset, bodyEnd) + 10) % 10;
-        if (!groups.add(layoutKey, i)) {
-          groups.open(layoutKey, (layoutKey % 20) - 1, tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length))));
-          groups.add(layoutKey, i);
+        if (!groups.add(layoutKey, i, n)) {
+          groups.open(layoutKey, n, tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length))));
+          groups.add(layoutKey, i, n);
         }
       }
       groups.crypt(cipher, 10, direction === 'decrypt', (i, body, at, n) => {

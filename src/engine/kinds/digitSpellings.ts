@@ -29,18 +29,28 @@ export class DigitSpellings {
     this.maxDigits = Math.max(...this.digitCounts);
   }
 
-  /** The index of the template `bytes[start, start + length)` spells, or -1. */
-  match(bytes: Uint8Array, start: number, length: number): number {
+  /**
+   * The index of the template `bytes[start, start + length)` spells, or -1; its digits are then
+   * at `numerals[at, at + digitCount)` (0–9 each). Up to maxDigits numerals from `at` may be
+   * written whatever it returns.
+   */
+  matchInto(bytes: Uint8Array, start: number, length: number, numerals: Uint16Array, at: number): number {
     const templates = this.templates;
     for (let t = 0; t < templates.length; t++) {
       const template = templates[t] as Uint8Array;
       if (template.length !== length) continue;
       let p = 0;
+      let k = at;
       for (; p < length; p++) {
         const code = bytes[start + p] as number;
         const want = template[p] as number;
-        // Written so that a byte past the buffer (undefined) is no digit either.
-        if (want === DIGIT_PLACE ? !(code >= CODE_0 && code <= CODE_9) : code !== want) break;
+        if (want === DIGIT_PLACE) {
+          // Written so that a byte past the buffer (undefined) is no digit either.
+          if (!(code >= CODE_0 && code <= CODE_9)) break;
+          numerals[k++] = code - CODE_0;
+        } else if (code !== want) {
+          break;
+        }
       }
       if (p === length) return t;
     }
@@ -58,22 +68,14 @@ export function fpeAllDigitsInPlace(
 ): void {
   const { count, buffers, starts, lengths } = fields;
   const groups = new NumeralGroups(count, spellings.maxDigits);
-  const numerals = groups.numerals;
   try {
     for (let i = 0; i < count; i++) {
-      const bytes = buffers[i] as Uint8Array;
-      const start = starts[i] as number;
-      const length = lengths[i] as number;
-      const template = spellings.match(bytes, start, length);
+      const template = spellings.matchInto(buffers[i] as Uint8Array, starts[i] as number, lengths[i] as number, groups.numerals, groups.slot());
       if (template < 0) continue;
-      let k = i * groups.stride;
-      for (let p = start; p < start + length; p++) {
-        const code = bytes[p] as number;
-        if (code >= CODE_0 && code <= CODE_9) numerals[k++] = code - CODE_0;
-      }
-      if (!groups.add(template, i)) {
-        groups.open(template, spellings.digitCount(template), tweaks.get(spellings.layouts[template] as string));
-        groups.add(template, i);
+      const n = spellings.digitCount(template);
+      if (!groups.add(template, i, n)) {
+        groups.open(template, n, tweaks.get(spellings.layouts[template] as string));
+        groups.add(template, i, n);
       }
     }
     groups.crypt(cipher, 10, direction === 'decrypt', (i, result, at) => {

@@ -69,6 +69,16 @@ const withNearMiss = (spelling: fc.Arbitrary<string>) => fc.tuple(spelling, fc.n
     return Buffer.from(text.slice(0, p) + replacement + text.slice(p + (replacement.length > 0 ? 1 : 0)));
   });
 
+/** a[0], b[0], a[1], b[1], …: values of other layouts and near misses fall between a group's values. */
+function interleave(a: readonly Buffer[], b: readonly Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (i < a.length) out.push(a[i] as Buffer);
+    if (i < b.length) out.push(b[i] as Buffer);
+  }
+  return out;
+}
+
 async function tokensOf(kind: string, plain: readonly string[]): Promise<string[]> {
   return (await engine.protect(kind, plain, options)).result;
 }
@@ -78,7 +88,7 @@ describe('unprotect in place equals unprotect of the text', () => {
     const ssns = fc.tuple(digits(3), digits(2), digits(4), fc.constantFrom('-', ' ', '')).map(([a, b, c, s]) => `${a}${s}${b}${s}${c}`);
     await fc.assert(fc.asyncProperty(fc.array(ssns, { minLength: 1, maxLength: 40 }), fc.array(withNearMiss(ssns), { maxLength: 40 }), async (plain, odd) => {
       const tokens = await tokensOf('ssn', plain);
-      const values = [...tokens.map((t) => Buffer.from(t)), ...odd];
+      const values = interleave(tokens.map((t) => Buffer.from(t)), odd);
       const rewritten = await checkAgainstText('ssn', values);
       expect(rewritten).toBeGreaterThanOrEqual(tokens.length);
     }), { numRuns: 60 });
@@ -89,7 +99,7 @@ describe('unprotect in place equals unprotect of the text', () => {
       .chain(([n, separator, gaps]) => digits(n).map((d) => [...d].map((c, i) => (i < n - 1 && separator && gaps[i] ? c + separator : c)).join('')));
     await fc.assert(fc.asyncProperty(fc.array(cards, { minLength: 1, maxLength: 40 }), fc.array(withNearMiss(cards), { maxLength: 40 }), async (plain, odd) => {
       const tokens = await tokensOf('ccn', plain);
-      const values = [...tokens.map((t) => Buffer.from(t)), ...odd];
+      const values = interleave(tokens.map((t) => Buffer.from(t)), odd);
       expect(await checkAgainstText('ccn', values)).toBeGreaterThanOrEqual(tokens.length);
     }), { numRuns: 60 });
   });
@@ -100,7 +110,7 @@ describe('unprotect in place equals unprotect of the text', () => {
     const others = fc.constantFrom('12/31/2024', '31/12/1999', '2024/02/29', '2024.02.29', '2023-02-29', '0000-01-01', '2024-13-01', '2024-1-01', 'infinity', '2024-02-29 BC', '２０２４-01-01');
     await fc.assert(fc.asyncProperty(fc.array(isoDates, { minLength: 1, maxLength: 40 }), fc.array(fc.oneof(withNearMiss(isoDates), others.map((t) => Buffer.from(t))), { maxLength: 40 }), async (plain, odd) => {
       const tokens = await tokensOf('date', plain);
-      const values = [...tokens.map((t) => Buffer.from(t)), ...odd];
+      const values = interleave(tokens.map((t) => Buffer.from(t)), odd);
       expect(await checkAgainstText('date', values)).toBeGreaterThanOrEqual(tokens.length);
     }), { numRuns: 60 });
   });
@@ -140,9 +150,40 @@ describe('numeral groups', () => {
     const groups = new NumeralGroups(2, 9);
     groups.open(1, 9, Uint8Array.of(1));
     expect(() => groups.open(1, 8, Uint8Array.of(2))).toThrow(/opened once/);
-    expect(groups.add(1, 0)).toBe(true);
-    expect(groups.add(2, 1)).toBe(false);
+    groups.open(2, 8, Uint8Array.of(2));
+    expect(() => groups.open(2, 8, Uint8Array.of(2))).toThrow(/opened once/);
+    expect(groups.add(1, 0, 9)).toBe(true);
+    expect(groups.add(3, 1, 9)).toBe(false);
     groups.numerals.fill(7);
+    groups.wipe();
+    expect(groups.numerals.every((n) => n === 0)).toBe(true);
+  });
+
+  it('runs the first group where it was written and the others from where they were moved, each under its own tweak', () => {
+    const seen: { n: number; run: number[]; tweak: number }[] = [];
+    // Adds 1 to every numeral and records what each call was given.
+    const cipher = {
+      cryptNumeralRun(_radix: number, n: number, values: Uint16Array, tweak: Uint8Array, _decrypt: boolean, out: Uint16Array): boolean {
+        seen.push({ n, run: [...values], tweak: tweak[0] as number });
+        for (let k = 0; k < values.length; k++) out[k] = (values[k] as number) + 1;
+        return true;
+      },
+    } as unknown as Parameters<NumeralGroups['crypt']>[0];
+    const values: [key: number, digits: number[]][] = [[1, [1, 2, 3]], [2, [4, 5]], [1, [6, 7, 8]], [9, [0, 0, 0, 0]], [2, [9, 9]], [1, [3, 3, 3]]];
+    const groups = new NumeralGroups(values.length, 4);
+    const keys = [1, 2];
+    values.forEach(([key, digits], i) => {
+      groups.numerals.set(digits, groups.slot());
+      if (!keys.includes(key)) return; // a value of no group: the next one writes over it
+      if (!groups.add(key, i, digits.length)) {
+        groups.open(key, digits.length, Uint8Array.of(key));
+        groups.add(key, i, digits.length);
+      }
+    });
+    const written: [number, number[]][] = [];
+    groups.crypt(cipher, 10, false, (i, result, at, n) => written.push([i, [...result.subarray(at, at + n)]]));
+    expect(seen).toEqual([{ n: 3, run: [1, 2, 3, 6, 7, 8, 3, 3, 3], tweak: 1 }, { n: 2, run: [4, 5, 9, 9], tweak: 2 }]);
+    expect(written).toEqual([[0, [2, 3, 4]], [2, [7, 8, 9]], [5, [4, 4, 4]], [1, [5, 6]], [4, [10, 10]]]);
     groups.wipe();
     expect(groups.numerals.every((n) => n === 0)).toBe(true);
   });
