@@ -70,13 +70,44 @@ static napi_value create_context(napi_env env, napi_callback_info info) {
   return tagged_handle(env, context, finalize_context, &CONTEXT_TAG, "createContext");
 }
 
-/* NUM(s[0..d)) mod modulus, d in {8, 12}, modulus <= 2^53. */
+/*
+ * NUM(s[0..d)) mod modulus, d in {8, 12}, modulus <= 2^53. A power of two (radix 2, as the
+ * integer domains of dates use) keeps the low bits, which the last eight bytes hold: no division.
+ */
 static uint64_t reduce(const uint8_t *s, uint32_t d, uint64_t modulus) {
+  if ((modulus & (modulus - 1)) == 0) {
+    uint64_t tail = 0;
+    for (uint32_t p = d - 8; p < d; p++) tail = (tail << 8) | s[p];
+    return tail & (modulus - 1);
+  }
   uint64_t head = 0;
   for (int p = 0; p < 8; p++) head = (head << 8) | s[p];
-  uint64_t r = head % modulus;
-  for (uint32_t p = 8; p < d; p++) r = ((r << 8) | s[p]) % modulus;
-  return r;
+  /* Powers of ten (the digit kinds' halves) by constant divisors: multiplies, not divides. */
+#define REDUCE_BY(divisor)                                                         \
+  do {                                                                             \
+    uint64_t r = head % (divisor);                                                 \
+    for (uint32_t p = 8; p < d; p++) r = ((r << 8) | s[p]) % (divisor);            \
+    return r;                                                                      \
+  } while (0)
+  switch (modulus) {
+    case UINT64_C(10): REDUCE_BY(UINT64_C(10));
+    case UINT64_C(100): REDUCE_BY(UINT64_C(100));
+    case UINT64_C(1000): REDUCE_BY(UINT64_C(1000));
+    case UINT64_C(10000): REDUCE_BY(UINT64_C(10000));
+    case UINT64_C(100000): REDUCE_BY(UINT64_C(100000));
+    case UINT64_C(1000000): REDUCE_BY(UINT64_C(1000000));
+    case UINT64_C(10000000): REDUCE_BY(UINT64_C(10000000));
+    case UINT64_C(100000000): REDUCE_BY(UINT64_C(100000000));
+    case UINT64_C(1000000000): REDUCE_BY(UINT64_C(1000000000));
+    case UINT64_C(10000000000): REDUCE_BY(UINT64_C(10000000000));
+    case UINT64_C(100000000000): REDUCE_BY(UINT64_C(100000000000));
+    case UINT64_C(1000000000000): REDUCE_BY(UINT64_C(1000000000000));
+    case UINT64_C(10000000000000): REDUCE_BY(UINT64_C(10000000000000));
+    case UINT64_C(100000000000000): REDUCE_BY(UINT64_C(100000000000000));
+    case UINT64_C(1000000000000000): REDUCE_BY(UINT64_C(1000000000000000));
+    default: REDUCE_BY(modulus);
+  }
+#undef REDUCE_BY
 }
 
 static uint64_t numerals_value(const uint16_t *x, uint32_t length, uint32_t radix) {
@@ -85,8 +116,21 @@ static uint64_t numerals_value(const uint16_t *x, uint32_t length, uint32_t radi
   return value;
 }
 
+/*
+ * The numerals of value, least significant last. Division by a constant compiles to a multiply,
+ * by a variable to a divide instruction (tens of cycles): radix 10 (the digit kinds) and 2 (the
+ * integer domains) get their own loops.
+ */
 static void value_numerals(uint64_t value, uint32_t radix, uint16_t *out, uint32_t length) {
   uint32_t p = length;
+  if (radix == 2) {
+    for (; p > 0; value >>= 1) out[--p] = (uint16_t)(value & 1);
+    return;
+  }
+  if (radix == 10) {
+    for (; p > 0; value /= 10) out[--p] = (uint16_t)(value % 10);
+    return;
+  }
   for (; p > 0 && value > UINT32_MAX; value /= radix) out[--p] = (uint16_t)(value % radix);
   /* 32-bit division for the rest: cheaper than 64-bit on most CPUs. */
   for (uint32_t small = (uint32_t)value; p > 0; small /= radix) out[--p] = (uint16_t)(small % radix);

@@ -112,6 +112,26 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
     ), { numRuns: 150 });
   });
 
+  it('matches TypeScript at every length of radix 10 and of power-of-two radixes (halves reduced without a divide), both ways', () => {
+    const addon = loadedNativeFf1();
+    const key = new Uint8Array(32).map((_, i) => i * 11 + 1);
+    const tweak = new Uint8Array([9, 8, 7]);
+    for (const radix of [2, 4, 10, 16, 100, 256, 1024, 65_536]) {
+      const { min, max } = nativeLengths(radix);
+      for (let n = min; n <= max; n++) {
+        const counted = countingAddon(addon);
+        const native = new FF1(key, radix, counted.addon);
+        const typescript = new FF1(key, radix, null);
+        // Values whose rounds reach every residue size: all zeros, all top numerals, and a spread.
+        const values = [0, radix - 1, -1].map((fill) => Uint16Array.from({ length: n }, (_, p) => (fill >= 0 ? fill : (p * 7919 + n) % radix)));
+        const encrypted = native.encrypt(values, tweak);
+        expect(encrypted.map((v) => Array.from(v)), `${radix}^${n}`).toEqual(typescript.encrypt(values, tweak).map((v) => Array.from(v)));
+        expect(native.decrypt(encrypted, tweak).map((v) => Array.from(v))).toEqual(values.map((v) => Array.from(v)));
+        expect(counted.calls()).toBe(2);
+      }
+    }
+  });
+
   it('takes lengths up to radix^(n - n/2) < 2^53 and leaves longer ones to TypeScript', () => {
     const addon = loadedNativeFf1();
     const key = new Uint8Array(32).map((_, i) => i * 5 + 3);
