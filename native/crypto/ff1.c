@@ -15,6 +15,10 @@
  *     numeral is a byte and the halves are byte strings of any length up to n = maxBytes.
  *     tweakEnds undefined: every value's tweak is all of tweakBytes; else value j's tweak is
  *     tweakBytes[tweakEnds[j-1] .. tweakEnds[j]) (tweakEnds[-1] = 0).
+ *   cryptBits(handle, n, input: Uint32Array, output: Uint32Array, tweakBytes: Uint8Array,
+ *             decrypt: boolean) -> undefined
+ *     crypt in radix 2 of input.length values of n bits (20 <= n <= 32), each held in an integer
+ *     below 2^n, most significant bit first; one tweak, all of tweakBytes, for every value.
  *   maxBytes: number, the longest radix-256 string crypt takes as bytes (MAX_BYTES_N)
  * Every argument is checked; a bad one throws a TypeError or RangeError whose message names no
  * value, tweak or key byte.
@@ -136,6 +140,86 @@ static void value_numerals(uint64_t value, uint32_t radix, uint16_t *out, uint32
   for (uint32_t small = (uint32_t)value; p > 0; small /= radix) out[--p] = (uint16_t)(small % radix);
 }
 
+/* A call's values: n numerals each, or (radix 2) n bits each in an integer; one pair is set. */
+typedef struct {
+  const uint16_t *numerals_in;
+  uint16_t *numerals_out;
+  const uint32_t *bits_in;
+  uint32_t *bits_out;
+} Ff1Values;
+
+/*
+ * The rounds, LANES values at a time, over halves that fit 64-bit integers (modulus_u = radix^u,
+ * modulus_v = radix^v < 2^53, checked by the caller). 1 on success.
+ */
+static int crypt_lanes(Ff1Context *context, uint32_t radix, uint32_t n, uint64_t modulus_u, uint64_t modulus_v,
+                       const Ff1Tweaks *tweaks, size_t count, bool decrypt, const Ff1Values *values) {
+  /* Sizes of SP 800-38G: u, v, b (bytes of radix^v - 1), d = 4 ceil(b/4) + 4. */
+  uint32_t u = n / 2, v = n - u;
+  uint32_t b = 0;
+  for (uint64_t top = modulus_v - 1; top > 0; top >>= 8) b++;
+  uint32_t d = 4 * ((b + 3) / 4) + 4;
+  uint64_t left[LANES], right[LANES];
+  uint8_t base[LANES * BLOCK], blocks[LANES * BLOCK], encrypted[LANES * BLOCK];
+  size_t used = count < LANES ? count : LANES;
+  int ok = 1;
+  for (size_t start = 0; start < count && ok; start += LANES) {
+    size_t lanes = count - start < LANES ? count - start : LANES;
+    ok = ff1_lane_bases(context, radix, n, u, b, tweaks, start, lanes, base);
+    for (size_t j = 0; j < lanes && ok; j++) {
+      uint64_t first, second;
+      if (values->bits_in != NULL) {
+        uint32_t x = values->bits_in[start + j];
+        first = (uint64_t)x >> v;
+        second = x & (modulus_v - 1);
+      } else {
+        const uint16_t *x = values->numerals_in + (start + j) * n;
+        first = numerals_value(x, u, radix);
+        second = numerals_value(x + u, v, radix);
+      }
+      /* Decryption runs rounds 9..0 from A = X[u..n), B = X[0..u): the same step serves both. */
+      left[j] = decrypt ? second : first;
+      right[j] = decrypt ? first : second;
+    }
+    for (int round = 0; round < ROUNDS && ok; round++) {
+      int i = decrypt ? ROUNDS - 1 - round : round;
+      uint64_t modulus = i % 2 == 0 ? modulus_u : modulus_v;
+      for (size_t j = 0; j < lanes; j++) {
+        uint8_t *block = blocks + j * BLOCK;
+        memcpy(block, base + j * BLOCK, BLOCK);
+        block[BLOCK - 1 - b] ^= (uint8_t)i;
+        uint64_t numb = right[j];
+        for (uint32_t p = 0; p < b; p++, numb >>= 8) block[BLOCK - 1 - p] ^= (uint8_t)numb;
+      }
+      ok = ff1_aes_blocks(context->aes, blocks, encrypted, lanes * BLOCK);
+      for (size_t j = 0; j < lanes && ok; j++) {
+        uint64_t y = reduce(encrypted + j * BLOCK, d, modulus);
+        uint64_t a = left[j];
+        uint64_t c = decrypt ? (a >= y ? a - y : a + modulus - y) : (a + y >= modulus ? a + y - modulus : a + y);
+        left[j] = right[j];
+        right[j] = c;
+      }
+    }
+    for (size_t j = 0; j < lanes && ok; j++) {
+      uint64_t first = decrypt ? right[j] : left[j], second = decrypt ? left[j] : right[j];
+      if (values->bits_out != NULL) {
+        values->bits_out[start + j] = (uint32_t)((first << v) | second);
+      } else {
+        uint16_t *out = values->numerals_out + (start + j) * n;
+        value_numerals(first, radix, out, u);
+        value_numerals(second, radix, out + u, v);
+      }
+    }
+  }
+  /* No halves or PRF blocks left on the stack. */
+  OPENSSL_cleanse(left, used * sizeof(left[0]));
+  OPENSSL_cleanse(right, used * sizeof(right[0]));
+  OPENSSL_cleanse(base, used * BLOCK);
+  OPENSSL_cleanse(blocks, used * BLOCK);
+  OPENSSL_cleanse(encrypted, used * BLOCK);
+  return ok;
+}
+
 static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   size_t argc = 8;
   napi_value argv[8];
@@ -161,7 +245,7 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   bool decrypt;
   if (napi_get_value_bool(env, argv[7], &decrypt) != napi_ok) return throw_type(env, "crypt: decrypt must be a boolean");
 
-  /* Sizes of SP 800-38G: u, v, radix^u, radix^v, b (bytes of radix^v - 1), d = 4 ceil(b/4) + 4. */
+  /* Sizes of SP 800-38G: u, v, radix^u, radix^v (b and d: crypt_lanes). */
   uint32_t u = n / 2, v = n - u;
   /* Radix 256 with halves past 64-bit integers: the byte path (n <= 128 = MAX_BYTES_N, checked above). */
   int bytes_path = radix == 256 && v > 6;
@@ -173,9 +257,6 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
     if (p < u) modulus_u = modulus_v;
   }
   if (!bytes_path && modulus_v < MIN_DOMAIN && modulus_u * modulus_v < MIN_DOMAIN) return throw_range(env, "crypt: FF1 needs radix^n >= 10^6");
-  uint32_t b = 0;
-  for (uint64_t top = modulus_v - 1; top > 0; top >>= 8) b++;
-  uint32_t d = 4 * ((b + 3) / 4) + 4;
 
   if (input_length % n != 0) return throw_range(env, "crypt: input length must be a multiple of n");
   if (output_length != input_length) return throw_range(env, "crypt: output length must equal input length");
@@ -205,54 +286,47 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
     return NULL;
   }
 
-  uint64_t left[LANES], right[LANES];
-  uint8_t base[LANES * BLOCK], blocks[LANES * BLOCK], encrypted[LANES * BLOCK];
-  size_t used = count < LANES ? count : LANES;
-  int ok = 1;
-  for (size_t start = 0; start < count && ok; start += LANES) {
-    size_t lanes = count - start < LANES ? count - start : LANES;
-    ok = ff1_lane_bases(context, radix, n, u, b, &tweaks, start, lanes, base);
-    for (size_t j = 0; j < lanes && ok; j++) {
-      const uint16_t *x = input + (start + j) * n;
-      uint64_t first = numerals_value(x, u, radix), second = numerals_value(x + u, v, radix);
-      /* Decryption runs rounds 9..0 from A = X[u..n), B = X[0..u): the same step serves both. */
-      left[j] = decrypt ? second : first;
-      right[j] = decrypt ? first : second;
-    }
-    for (int round = 0; round < ROUNDS && ok; round++) {
-      int i = decrypt ? ROUNDS - 1 - round : round;
-      uint64_t modulus = i % 2 == 0 ? modulus_u : modulus_v;
-      for (size_t j = 0; j < lanes; j++) {
-        uint8_t *block = blocks + j * BLOCK;
-        memcpy(block, base + j * BLOCK, BLOCK);
-        block[BLOCK - 1 - b] ^= (uint8_t)i;
-        uint64_t numb = right[j];
-        for (uint32_t p = 0; p < b; p++, numb >>= 8) block[BLOCK - 1 - p] ^= (uint8_t)numb;
-      }
-      ok = ff1_aes_blocks(context->aes, blocks, encrypted, lanes * BLOCK);
-      for (size_t j = 0; j < lanes && ok; j++) {
-        uint64_t y = reduce(encrypted + j * BLOCK, d, modulus);
-        uint64_t a = left[j];
-        uint64_t c = decrypt ? (a >= y ? a - y : a + modulus - y) : (a + y >= modulus ? a + y - modulus : a + y);
-        left[j] = right[j];
-        right[j] = c;
-      }
-    }
-    for (size_t j = 0; j < lanes && ok; j++) {
-      uint16_t *out = output + (start + j) * n;
-      value_numerals(decrypt ? right[j] : left[j], radix, out, u);
-      value_numerals(decrypt ? left[j] : right[j], radix, out + u, v);
+  const Ff1Values values = {input, output, NULL, NULL};
+  if (!crypt_lanes(context, radix, n, modulus_u, modulus_v, &tweaks, count, decrypt, &values)) {
+    napi_throw_error(env, NULL, "crypt: OpenSSL AES failed");
+  }
+  return NULL;
+}
+
+/*
+ * crypt in radix 2 with each value's n bits held in an integer (most significant first), as the
+ * integer domains (dates) have them: no numeral per bit to write, read or check.
+ */
+static napi_value ff1_crypt_bits(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return throw_type(env, "cryptBits: bad call");
+  if (argc != 6) return throw_type(env, "cryptBits takes 6 arguments");
+  Ff1Context *context = (Ff1Context *)handle_data(env, argv[0], &CONTEXT_TAG);
+  if (context == NULL) return throw_type(env, "cryptBits: the first argument must be a handle from createContext");
+  uint32_t n;
+  /* 2^20 is the first power of two past FF1's 10^6; 32 bits fill the integers. */
+  if (!integer_in(env, argv[1], 20, 32, &n)) return throw_range(env, "cryptBits: n must be an integer from 20 to 32");
+  void *input_data, *output_data, *tweak_data;
+  size_t input_length, output_length, tweak_length;
+  if (!typed_array(env, argv[2], napi_uint32_array, &input_data, &input_length)) return throw_type(env, "cryptBits: input must be a Uint32Array");
+  if (!typed_array(env, argv[3], napi_uint32_array, &output_data, &output_length)) return throw_type(env, "cryptBits: output must be a Uint32Array");
+  if (!typed_array(env, argv[4], napi_uint8_array, &tweak_data, &tweak_length)) return throw_type(env, "cryptBits: tweakBytes must be a Uint8Array");
+  bool decrypt;
+  if (napi_get_value_bool(env, argv[5], &decrypt) != napi_ok) return throw_type(env, "cryptBits: decrypt must be a boolean");
+  if (output_length != input_length) return throw_range(env, "cryptBits: output length must equal input length");
+  if (tweak_length > UINT32_MAX) return throw_range(env, "cryptBits: a tweak is limited to 2^32 - 1 bytes");
+  const uint32_t *input = (const uint32_t *)input_data;
+  if (n < 32) {
+    for (size_t j = 0; j < input_length; j++) {
+      if (input[j] >> n != 0) return throw_range(env, "cryptBits: a value has more than n bits");
     }
   }
-  /* No halves or PRF blocks left on the stack. */
-  OPENSSL_cleanse(left, used * sizeof(left[0]));
-  OPENSSL_cleanse(right, used * sizeof(right[0]));
-  OPENSSL_cleanse(base, used * BLOCK);
-  OPENSSL_cleanse(blocks, used * BLOCK);
-  OPENSSL_cleanse(encrypted, used * BLOCK);
-  if (!ok) {
-    napi_throw_error(env, NULL, "crypt: OpenSSL AES failed");
-    return NULL;
+  uint32_t u = n / 2, v = n - u;
+  const Ff1Tweaks tweaks = {(const uint8_t *)tweak_data, tweak_length, NULL};
+  const Ff1Values values = {NULL, NULL, input, (uint32_t *)output_data};
+  if (!crypt_lanes(context, 2, n, UINT64_C(1) << u, UINT64_C(1) << v, &tweaks, input_length, decrypt, &values)) {
+    napi_throw_error(env, NULL, "cryptBits: OpenSSL AES failed");
   }
   return NULL;
 }
@@ -264,6 +338,7 @@ int ff1_define(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"createContext", NULL, create_context, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crypt", NULL, ff1_crypt, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"cryptBits", NULL, ff1_crypt_bits, NULL, NULL, NULL, napi_enumerable, NULL},
       {"maxBytes", NULL, NULL, NULL, NULL, max_bytes, napi_enumerable, NULL},
   };
   return napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) == napi_ok;

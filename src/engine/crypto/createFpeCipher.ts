@@ -11,6 +11,7 @@ import {
 import {
   bigIntToNumerals, numberToNumerals, numeralsToBigInt, numeralsToNumber, numeralViews,
 } from './numerals.js';
+import { nativeFf1, type NativeFf1 } from './nativeFf1.js';
 import { ScratchNumerals } from './scratchNumerals.js';
 import { sharedPermutationTables, type PermutationTable } from './smallDomain.js';
 
@@ -23,8 +24,8 @@ import { sharedPermutationTables, type PermutationTable } from './smallDomain.js
  * contract (a numeral >= radix, an integer outside the domain, a leading 0 under
  * leadingNonZero) are a RangeError: the message never contains the value.
  */
-export function createFpeCipher(key: Buffer): FpeCipher {
-  return new AesFpeCipher(key);
+export function createFpeCipher(key: Buffer, addon: NativeFf1 | null = nativeFf1 ?? null): FpeCipher {
+  return new AesFpeCipher(key, addon);
 }
 
 const MIN_DOMAIN_BIG = BigInt(MIN_DOMAIN);
@@ -40,6 +41,9 @@ const integerOutput = new ScratchNumerals();
 let pendingScratch = new Int32Array(512);
 const integerAgain = new ScratchNumerals();
 const integerNext = new ScratchNumerals();
+/** Its integers in and out where FF1 takes them as bit strings in integers (the native build). */
+let bitsInScratch = new Uint32Array(512);
+let bitsOutScratch = new Uint32Array(512);
 
 /** The number whose bits (most significant first) are bits[start, start + count), count ≤ 31. */
 function bitsToNumber(bits: Uint16Array, start: number, count: number): number {
@@ -50,11 +54,62 @@ function bitsToNumber(bits: Uint16Array, start: number, count: number): number {
 
 type RejectOutput = (x: Uint16Array) => boolean;
 
+/**
+ * cryptIntegerRun through FF1's bits-in-integers path, with the same cycle walk; false (nothing
+ * written) where FF1 has no such path. pendingScratch holds at least values.length entries.
+ */
+function integerRunAsBits(ff1: FF1, bits: number, domain: number, values: Int32Array, tweak: Tweak, decrypt: boolean, out: Int32Array): boolean {
+  const count = values.length;
+  if (bitsInScratch.length < count) {
+    bitsInScratch = new Uint32Array(count);
+    bitsOutScratch = new Uint32Array(count);
+  }
+  const input = bitsInScratch.subarray(0, count);
+  const output = bitsOutScratch.subarray(0, count);
+  const pending = pendingScratch;
+  try {
+    for (let j = 0; j < count; j++) input[j] = values[j] as number;
+    if (!ff1.cryptBitsRun(bits, input, tweak, decrypt, output)) return false;
+    // What landed past the domain goes again; input's first entries are free to hold it.
+    let walking = 0;
+    for (let j = 0; j < count; j++) {
+      const y = output[j] as number;
+      if (y < domain) {
+        out[j] = y;
+        continue;
+      }
+      pending[walking] = j;
+      input[walking++] = y;
+    }
+    while (walking > 0) {
+      const next = output.subarray(0, walking);
+      ff1.cryptBitsRun(bits, input.subarray(0, walking), tweak, decrypt, next);
+      let stillWalking = 0;
+      for (let g = 0; g < walking; g++) {
+        const y = next[g] as number;
+        const j = pending[g] as number;
+        if (y < domain) {
+          out[j] = y;
+          continue;
+        }
+        pending[stillWalking] = j;
+        input[stillWalking++] = y;
+      }
+      walking = stillWalking;
+    }
+    return true;
+  } finally {
+    input.fill(0);
+    output.fill(0);
+  }
+}
+
 class AesFpeCipher implements FpeCipher {
   private readonly secret: KeyObject;
   private readonly ff1ByRadix = new Map<number, FF1>();
 
-  constructor(key: Buffer) {
+  /** `addon`: FF1's native rounds where they apply, null for TypeScript only (tests, comparisons). */
+  constructor(key: Buffer, private readonly addon: NativeFf1 | null) {
     if (key.length !== 16 && key.length !== 24 && key.length !== 32) {
       throw new RangeError(`an fpe key is 16, 24 or 32 bytes; got ${key.length}`);
     }
@@ -112,13 +167,14 @@ class AesFpeCipher implements FpeCipher {
     const bits = (domain - 1).toString(2).length;
     const ff1 = this.ff1For(2);
     const prefixed = integerTweaks(BigInt(domain)).of(tweak);
+    if (pendingScratch.length < count) pendingScratch = new Int32Array(count);
+    if (integerRunAsBits(ff1, bits, domain, values, prefixed, decrypt, out)) return true;
     const input = integerInput.take(count * bits);
     const output = integerOutput.take(count * bits);
     try {
       for (let j = 0; j < count; j++) numberToNumerals(values[j] as number, 2, input, j * bits, bits);
       ff1.cryptRun(bits, input, prefixed, decrypt, output);
       // The values that landed past the domain walk again, together, until none is left.
-      if (pendingScratch.length < count) pendingScratch = new Int32Array(count);
       const pending = pendingScratch;
       let walking = 0;
       for (let j = 0; j < count; j++) {
@@ -271,7 +327,7 @@ class AesFpeCipher implements FpeCipher {
     if (!ff1) {
       const key = this.secret.export();
       try {
-        ff1 = new FF1(key, radix);
+        ff1 = new FF1(key, radix, this.addon);
       } finally {
         key.fill(0);
       }

@@ -125,6 +125,17 @@ export class FF1 {
   }
 
   /**
+   * Radix 2 only: values of n bits each held in an integer (most significant bit first), one tweak,
+   * into `out`: what cryptRun gives for the same bits, without a numeral per bit. False, with
+   * nothing done, where only the numeral path runs (no native build, or n outside 20..32).
+   */
+  cryptBitsRun(n: number, input: Uint32Array, tweak: Tweak, decrypt: boolean, out: Uint32Array): boolean {
+    if (out.length !== input.length || out === input) throw new RangeError('FF1 output must be another array of the input\'s length');
+    if (tweak.length > MAX_TWEAK_BYTES) throw new RangeError(`FF1 tweaks are limited to ${MAX_TWEAK_BYTES} bytes`);
+    return this.native?.cryptBitsRun(n, input, tweak, decrypt, out) ?? false;
+  }
+
+  /**
    * `count` values of n numerals laid end to end in `input` (count = input.length / n), one
    * tweak for all, into `out` (another array of the same length): what encrypt / decrypt give
    * each, without an array per value. The proxy's read path hands a whole column this way.

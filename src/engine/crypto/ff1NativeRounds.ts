@@ -64,6 +64,17 @@ export class NativeFf1Rounds {
     this.addon.crypt(this.context, this.radix, n, input, out, sharedTweakBytes(tweak), undefined, decrypt);
   }
 
+  /**
+   * Radix 2: values of n bits held in integers, one tweak, into `out`; false (nothing done) when
+   * this build has no such path or n is outside 20..32.
+   */
+  cryptBitsRun(n: number, input: Uint32Array, tweak: Tweak, decrypt: boolean, out: Uint32Array): boolean {
+    const cryptBits = this.addon.cryptBits;
+    if (cryptBits === undefined || this.radix !== 2 || n < 20 || n > 32) return false;
+    cryptBits(this.context, n, input, out, sharedTweakBytes(tweak), decrypt);
+    return true;
+  }
+
   /** All values share length n (inRange(n)). */
   cryptGroup(values: readonly Uint16Array[], tweak: Tweaks, sharedTweak: Tweak | undefined, decrypt: boolean): Uint16Array[] {
     const count = values.length;

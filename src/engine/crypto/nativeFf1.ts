@@ -31,6 +31,13 @@ export interface NativeFf1 {
     context: NativeFf1Context, radix: number, n: number, input: Uint16Array, output: Uint16Array,
     tweakBytes: Uint8Array, tweakEnds: Uint32Array | undefined, decrypt: boolean,
   ): void;
+  /**
+   * `crypt` in radix 2 of input.length values of n bits (20 <= n <= 32), each held in an integer
+   * below 2^n, most significant bit first, all under the tweak `tweakBytes`. Absent in older builds.
+   */
+  readonly cryptBits?: (
+    context: NativeFf1Context, n: number, input: Uint32Array, output: Uint32Array, tweakBytes: Uint8Array, decrypt: boolean,
+  ) => void;
 }
 
 /** radix^v must stay below this for the addon (its halves are 64-bit integers), but see maxBytes. */
@@ -40,10 +47,11 @@ export const NATIVE_FF1_MAX_MODULUS = 2 ** 53;
 export type NativeFf1Status = NativeStatus;
 
 /**
- * NIST SP 800-38G FF1 sample 8 (AES-256, radix 10, tweak "9876543210"), both ways; where the
- * build has the byte path, BYTES_SAMPLES too (within its limit, which is at least the first).
+ * The check an addon passes before it is used: NIST SP 800-38G FF1 sample 8 (AES-256, radix 10,
+ * tweak "9876543210"), both ways; where the build has cryptBits, that it agrees with crypt; where
+ * it has the byte path, BYTES_SAMPLES too (within its limit, which is at least the first).
  */
-function passesKnownAnswer(addon: NativeFf1): boolean {
+export function ff1AddonPassesKnownAnswer(addon: NativeFf1): boolean {
   try {
     const key = Buffer.from('2B7E151628AED2A6ABF7158809CF4F3CEF4359D8D580AA4F7F036D6F04FC6A94', 'hex');
     const context = addon.createContext(key);
@@ -58,6 +66,7 @@ function passesKnownAnswer(addon: NativeFf1): boolean {
       return back.join() === plain.join() ? cipher.join() : undefined;
     };
     if (roundTrip(10, Uint16Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])) !== '1,0,0,1,6,2,3,4,6,3') return false;
+    if (addon.cryptBits !== undefined && !bitsAgreeWithNumerals(addon, context, tweak)) return false;
     const maxBytes = byteLimitOf(addon);
     return maxBytes === undefined || BYTES_SAMPLES.every((sample) => sample.length > maxBytes
       || roundTrip(256, Uint16Array.from({ length: sample.length }, (_, i) => i)) === Array.from(Buffer.from(sample.hex, 'hex')).join());
@@ -80,6 +89,31 @@ const BYTES_SAMPLES = [
   },
 ];
 
+/** cryptBits gives what crypt gives for the same bits as radix-2 numerals (22 and 32 bits, both ways). */
+function bitsAgreeWithNumerals(addon: NativeFf1, context: NativeFf1Context, tweak: Uint8Array): boolean {
+  const cryptBits = addon.cryptBits;
+  if (typeof cryptBits !== 'function') return false;
+  for (const n of [22, 32]) {
+    const values = Uint32Array.of(0, 1, 0x2a5f3c % 2 ** n, 2 ** n - 1);
+    for (const decrypt of [false, true]) {
+      const viaBits = new Uint32Array(values.length);
+      cryptBits(context, n, values, viaBits, tweak, decrypt);
+      const numerals = new Uint16Array(values.length * n);
+      values.forEach((value, j) => {
+        for (let p = 0; p < n; p++) numerals[j * n + p] = Math.floor(value / 2 ** (n - 1 - p)) % 2;
+      });
+      const out = new Uint16Array(numerals.length);
+      addon.crypt(context, 2, n, numerals, out, tweak, undefined, decrypt);
+      for (let j = 0; j < values.length; j++) {
+        let value = 0;
+        for (let p = 0; p < n; p++) value = value * 2 + (out[j * n + p] as number);
+        if (value !== viaBits[j]) return false;
+      }
+    }
+  }
+  return true;
+}
+
 /**
  * The builds with the byte path say how long a string it takes (128); anything else means none.
  * At least 40, so that the first sample always checks the path before it is used.
@@ -89,7 +123,7 @@ function byteLimitOf(addon: NativeFf1): number | undefined {
   return typeof limit === 'number' && Number.isInteger(limit) && limit >= 40 && limit <= 128 ? limit : undefined;
 }
 
-const selected = nativePart<NativeFf1>('FF1', ['createContext', 'crypt'], passesKnownAnswer);
+const selected = nativePart<NativeFf1>('FF1', ['createContext', 'crypt'], ff1AddonPassesKnownAnswer);
 
 export const nativeFf1: NativeFf1 | undefined = selected.part;
 export const nativeFf1Status: NativeFf1Status = selected.status;

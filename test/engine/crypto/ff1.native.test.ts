@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FF1 } from '../../../src/engine/crypto/ff1.js';
-import { nativeFf1, nativeFf1Status, type NativeFf1 } from '../../../src/engine/crypto/nativeFf1.js';
+import { ff1AddonPassesKnownAnswer, nativeFf1, nativeFf1Status, type NativeFf1 } from '../../../src/engine/crypto/nativeFf1.js';
 import { loadedNativeFf1, nativeSwitchedOff } from './nativeAddon.js';
 
 interface Ff1Sample {
@@ -229,6 +229,64 @@ describe.skipIf(nativeSwitchedOff)('native FF1 against TypeScript FF1', () => {
     const values = Array.from({ length: 101 }, (_, j) => Uint16Array.from({ length: 12 }, (_, p) => (j * 31 + p * 7) % 36));
     const tweaks = values.map((_, j) => new Uint8Array(j % 23).fill(j));
     expect(native.encrypt(values, tweaks).map((x) => Array.from(x))).toEqual(typescript.encrypt(values, tweaks).map((x) => Array.from(x)));
+  });
+});
+
+describe.skipIf(nativeSwitchedOff)('native FF1 over bits held in integers (cryptBits)', () => {
+  /** value's n bits as radix-2 numerals, most significant first, and back. */
+  const bitsOf = (value: number, n: number): number[] => Array.from({ length: n }, (_, p) => Math.floor(value / 2 ** (n - 1 - p)) % 2);
+  const valueOf = (bits: ArrayLike<number>): number => Array.from(bits).reduce((value, bit) => value * 2 + bit, 0);
+
+  it('gives what crypt gives in radix 2 for the same bits, every n from 20 to 32, both ways', () => {
+    const addon = loadedNativeFf1();
+    const cryptBits = addon.cryptBits;
+    if (cryptBits === undefined) throw new Error('this build has no cryptBits');
+    fc.assert(fc.property(keyArbitrary, fc.integer({ min: 20, max: 32 }), fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 1, maxLength: 70 }), fc.uint8Array({ maxLength: 40 }), fc.boolean(),
+      (key, n, fractions, tweak, decrypt) => {
+        const context = addon.createContext(key);
+        const values = Uint32Array.from(fractions, (f) => Math.floor(f * 2 ** n));
+        const viaBits = new Uint32Array(values.length);
+        cryptBits(context, n, values, viaBits, tweak, decrypt);
+        const numerals = Uint16Array.from(Array.from(values).flatMap((value) => bitsOf(value, n)));
+        const viaNumerals = new Uint16Array(numerals.length);
+        addon.crypt(context, 2, n, numerals, viaNumerals, tweak, undefined, decrypt);
+        expect(Array.from(viaBits)).toEqual(Array.from(values, (_, j) => valueOf(viaNumerals.subarray(j * n, (j + 1) * n))));
+      }), { numRuns: 120 });
+  });
+
+  it('refuses every malformed argument', () => {
+    const addon = loadedNativeFf1();
+    const cryptBits = addon.cryptBits as (...args: unknown[]) => void;
+    const context = addon.createContext(new Uint8Array(32).fill(9));
+    const good: unknown[] = [context, 22, new Uint32Array(3), new Uint32Array(3), new Uint8Array(2), false];
+    const bad: [number, unknown, ErrorConstructor][] = [
+      [0, {}, TypeError], [1, 19, RangeError], [1, 33, RangeError], [1, 21.5, RangeError], [1, '22', RangeError],
+      [2, new Uint16Array(3), TypeError], [2, new Int32Array(3), TypeError], [2, Uint32Array.of(0, 2 ** 22, 0), RangeError],
+      [3, new Uint32Array(2), RangeError], [3, null, TypeError], [4, 'tweak', TypeError], [5, 0, TypeError],
+    ];
+    for (const [at, value, kind] of bad) {
+      const args = [...good];
+      args[at] = value;
+      expect(() => cryptBits(...args), `argument ${at}`).toThrow(kind);
+    }
+    expect(() => cryptBits(...good.slice(0, 5))).toThrow(TypeError);
+    // 32 bits: every integer is in range.
+    cryptBits(context, 32, Uint32Array.of(2 ** 32 - 1), new Uint32Array(1), new Uint8Array(0), true);
+  });
+
+  it('an addon whose cryptBits disagrees with its crypt fails the load-time check; one without cryptBits passes it', () => {
+    const addon = loadedNativeFf1();
+    const { cryptBits, ...rest } = addon;
+    expect(ff1AddonPassesKnownAnswer(addon)).toBe(true);
+    expect(ff1AddonPassesKnownAnswer({ ...rest, crypt: addon.crypt })).toBe(true);
+    const offByOne: NativeFf1 = {
+      ...rest, crypt: addon.crypt,
+      cryptBits: (context, n, input, output, tweak, decrypt) => {
+        cryptBits?.(context, n, input, output, tweak, decrypt);
+        output[0] = ((output[0] as number) ^ 1) >>> 0;
+      },
+    };
+    expect(ff1AddonPassesKnownAnswer(offByOne)).toBe(false);
   });
 });
 

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FF1 } from '../../../src/engine/crypto/ff1.js';
 import { createFpeCipher } from '../../../src/engine/crypto/createFpeCipher.js';
+import type { NativeFf1 } from '../../../src/engine/crypto/nativeFf1.js';
 import { FF1_IMPLEMENTATIONS } from './nativeAddon.js';
 
 /**
@@ -43,8 +44,39 @@ describe.each(FF1_IMPLEMENTATIONS)('FF1.cryptRun (%s)', (_name, addon) => {
   });
 });
 
-describe('cipher runs against the batch calls', () => {
-  const cipher = createFpeCipher(KEY);
+/** A build from before cryptBits: integer runs go through FF1 as numerals. */
+const withoutBits = (addon: NativeFf1 | null): NativeFf1 | null => (addon === null ? null : {
+  createContext: (key) => addon.createContext(key),
+  crypt: (...args) => addon.crypt(...args),
+  ...(addon.maxBytes === undefined ? {} : { maxBytes: addon.maxBytes }),
+});
+const CIPHER_FF1S: readonly (readonly [string, () => NativeFf1 | null])[] = [
+  ...FF1_IMPLEMENTATIONS,
+  ...FF1_IMPLEMENTATIONS.filter(([name]) => name === 'native').map(([, addon]) => ['native without cryptBits', () => withoutBits(addon())] as const),
+];
+
+describe.each(CIPHER_FF1S)('cipher runs against the batch calls (%s)', (name, addon) => {
+  const cipher = createFpeCipher(KEY, addon());
+  it('takes integer runs as bits in integers where the build has them, with the numeral path\'s outputs', () => {
+    const loaded = addon();
+    let bitCalls = 0;
+    const cryptBits = loaded?.cryptBits;
+    const counted = loaded === null || cryptBits === undefined ? loaded : {
+      ...withoutBits(loaded) as NativeFf1,
+      cryptBits: (...args: Parameters<typeof cryptBits>) => {
+        bitCalls++;
+        cryptBits(...args);
+      },
+    };
+    const values = Int32Array.from({ length: 300 }, (_, j) => (j * 7_919) % 1_048_577);
+    const viaCounted = new Int32Array(values.length);
+    const viaNumerals = new Int32Array(values.length);
+    expect(createFpeCipher(KEY, counted).cryptIntegerRun?.(1_048_577, values, Uint8Array.of(4), false, viaCounted)).toBe(true);
+    expect(createFpeCipher(KEY, null).cryptIntegerRun?.(1_048_577, values, Uint8Array.of(4), false, viaNumerals)).toBe(true);
+    expect(viaCounted).toEqual(viaNumerals);
+    // 1 048 577 is just past 2^20: about half the values walk again, so more than one call.
+    expect(bitCalls > 1).toBe(name === 'native');
+  });
   if (cipher.cryptNumeralRun === undefined || cipher.cryptIntegerRun === undefined) throw new Error('the AES fpe cipher takes runs');
   const numeralRun = cipher.cryptNumeralRun.bind(cipher);
   const integerRun = cipher.cryptIntegerRun.bind(cipher);
