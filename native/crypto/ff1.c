@@ -1,6 +1,6 @@
 /*
  * FF1 (NIST SP 800-38G) Feistel rounds in C for numeral strings whose halves fit 64-bit integers
- * (here) and for radix-256 byte strings (ff1_bytes.c), over OpenSSL's AES through EVP (AES-NI
+ * (here; over digits in text fields: ff1_digits.c) and for radix-256 byte strings (ff1_bytes.c), over OpenSSL's AES through EVP (AES-NI
  * where the CPU has it, constant time): the ten rounds of a value cost ten block encryptions
  * instead of ten JS-to-C++ crossings. The TypeScript FF1
  * (src/engine/crypto/ff1.ts) is the reference; outputs are identical.
@@ -19,6 +19,7 @@
  *             decrypt: boolean) -> undefined
  *     crypt in radix 2 of input.length values of n bits (20 <= n <= 32), each held in an integer
  *     below 2^n, most significant bit first; one tweak, all of tweakBytes, for every value.
+ *   cryptDigitsInPlace(...): FF1 radix 10 over the digits of text fields where they lie (ff1_digits.c)
  *   maxBytes: number, the longest radix-256 string crypt takes as bytes (MAX_BYTES_N)
  * Every argument is checked; a bad one throws a TypeError or RangeError whose message names no
  * value, tweak or key byte.
@@ -72,6 +73,10 @@ static napi_value create_context(napi_env env, napi_callback_info info) {
     return NULL;
   }
   return tagged_handle(env, context, finalize_context, &CONTEXT_TAG, "createContext");
+}
+
+Ff1Context *ff1_context_of(napi_env env, napi_value value) {
+  return (Ff1Context *)handle_data(env, value, &CONTEXT_TAG);
 }
 
 /*
@@ -140,19 +145,7 @@ static void value_numerals(uint64_t value, uint32_t radix, uint16_t *out, uint32
   for (uint32_t small = (uint32_t)value; p > 0; small /= radix) out[--p] = (uint16_t)(small % radix);
 }
 
-/* A call's values: n numerals each, or (radix 2) n bits each in an integer; one pair is set. */
-typedef struct {
-  const uint16_t *numerals_in;
-  uint16_t *numerals_out;
-  const uint32_t *bits_in;
-  uint32_t *bits_out;
-} Ff1Values;
-
-/*
- * The rounds, LANES values at a time, over halves that fit 64-bit integers (modulus_u = radix^u,
- * modulus_v = radix^v < 2^53, checked by the caller). 1 on success.
- */
-static int crypt_lanes(Ff1Context *context, uint32_t radix, uint32_t n, uint64_t modulus_u, uint64_t modulus_v,
+int ff1_crypt_lanes(Ff1Context *context, uint32_t radix, uint32_t n, uint64_t modulus_u, uint64_t modulus_v,
                        const Ff1Tweaks *tweaks, size_t count, bool decrypt, const Ff1Values *values) {
   /* Sizes of SP 800-38G: u, v, b (bytes of radix^v - 1), d = 4 ceil(b/4) + 4. */
   uint32_t u = n / 2, v = n - u;
@@ -245,7 +238,7 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   bool decrypt;
   if (napi_get_value_bool(env, argv[7], &decrypt) != napi_ok) return throw_type(env, "crypt: decrypt must be a boolean");
 
-  /* Sizes of SP 800-38G: u, v, radix^u, radix^v (b and d: crypt_lanes). */
+  /* Sizes of SP 800-38G: u, v, radix^u, radix^v (b and d: ff1_crypt_lanes). */
   uint32_t u = n / 2, v = n - u;
   /* Radix 256 with halves past 64-bit integers: the byte path (n <= 128 = MAX_BYTES_N, checked above). */
   int bytes_path = radix == 256 && v > 6;
@@ -287,7 +280,7 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
   }
 
   const Ff1Values values = {input, output, NULL, NULL};
-  if (!crypt_lanes(context, radix, n, modulus_u, modulus_v, &tweaks, count, decrypt, &values)) {
+  if (!ff1_crypt_lanes(context, radix, n, modulus_u, modulus_v, &tweaks, count, decrypt, &values)) {
     napi_throw_error(env, NULL, "crypt: OpenSSL AES failed");
   }
   return NULL;
@@ -325,7 +318,7 @@ static napi_value ff1_crypt_bits(napi_env env, napi_callback_info info) {
   uint32_t u = n / 2, v = n - u;
   const Ff1Tweaks tweaks = {(const uint8_t *)tweak_data, tweak_length, NULL};
   const Ff1Values values = {NULL, NULL, input, (uint32_t *)output_data};
-  if (!crypt_lanes(context, 2, n, UINT64_C(1) << u, UINT64_C(1) << v, &tweaks, input_length, decrypt, &values)) {
+  if (!ff1_crypt_lanes(context, 2, n, UINT64_C(1) << u, UINT64_C(1) << v, &tweaks, input_length, decrypt, &values)) {
     napi_throw_error(env, NULL, "cryptBits: OpenSSL AES failed");
   }
   return NULL;
@@ -339,6 +332,7 @@ int ff1_define(napi_env env, napi_value exports) {
       {"createContext", NULL, create_context, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crypt", NULL, ff1_crypt, NULL, NULL, NULL, napi_enumerable, NULL},
       {"cryptBits", NULL, ff1_crypt_bits, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"cryptDigitsInPlace", NULL, ff1_crypt_digits_in_place, NULL, NULL, NULL, napi_enumerable, NULL},
       {"maxBytes", NULL, NULL, NULL, NULL, max_bytes, napi_enumerable, NULL},
   };
   return napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) == napi_ok;

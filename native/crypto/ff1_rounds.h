@@ -1,12 +1,13 @@
 /*
  * What the two FF1 round paths share: the context a handle holds, AES over whole blocks, and the
  * round-independent part of the PRF for a lane of values, each with its tweak (ff1_prf.c). ff1.c
- * holds the N-API functions and the path for halves that fit 64-bit integers; ff1_bytes.c the
- * radix-256 path over byte strings.
+ * holds the N-API functions and the path for halves that fit 64-bit integers; ff1_digits.c runs
+ * that path over the digits of text fields in place; ff1_bytes.c the radix-256 path over byte strings.
  */
 #ifndef PGVEIL_FF1_ROUNDS_H
 #define PGVEIL_FF1_ROUNDS_H
 
+#include <node_api.h>
 #include <openssl/evp.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,8 +53,29 @@ int ff1_aes_blocks(EVP_CIPHER_CTX *aes, const uint8_t *in, uint8_t *out, size_t 
 int ff1_lane_bases(Ff1Context *context, uint32_t radix, uint32_t n, uint32_t u, uint32_t b,
                    const Ff1Tweaks *tweaks, size_t start, size_t lanes, uint8_t *base);
 
+/* A call's values: n numerals each, or (radix 2) n bits each in an integer; one pair is set. */
+typedef struct {
+  const uint16_t *numerals_in;
+  uint16_t *numerals_out;
+  const uint32_t *bits_in;
+  uint32_t *bits_out;
+} Ff1Values;
+
+/*
+ * The rounds, LANES values at a time, over halves that fit 64-bit integers (modulus_u = radix^u,
+ * modulus_v = radix^v < 2^53, checked by the caller), u = n / 2. 1 on success.
+ */
+int ff1_crypt_lanes(Ff1Context *context, uint32_t radix, uint32_t n, uint64_t modulus_u, uint64_t modulus_v,
+                    const Ff1Tweaks *tweaks, size_t count, bool decrypt, const Ff1Values *values);
+
 /* FF1 in radix 256 over count values of n <= MAX_BYTES_N bytes (as numerals). 1 on success. */
 int ff1_crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count,
                     const Ff1Tweaks *tweaks, bool decrypt);
+
+/* The context of a createContext handle; NULL for anything else. */
+Ff1Context *ff1_context_of(napi_env env, napi_value value);
+
+/* cryptDigitsInPlace (ff1_digits.c). */
+napi_value ff1_crypt_digits_in_place(napi_env env, napi_callback_info info);
 
 #endif

@@ -85,6 +85,12 @@ class AesFpeCipher implements FpeCipher {
     return true;
   }
 
+  cryptDigitsInPlace(
+    template: Uint8Array, luhn: boolean, tweak: Tweak, decrypt: boolean, bytes: Uint8Array, starts: Int32Array, lengths: Int32Array, handled: Uint8Array,
+  ): boolean {
+    return this.ff1For(10).cryptDigitsInPlace(template, luhn, ff1NumeralsTweaks(TweakMode.numerals).of(tweak), decrypt, bytes, starts, lengths, handled);
+  }
+
   cryptIntegerRun(domain: number, values: Int32Array, tweak: Tweak, decrypt: boolean, out: Int32Array): boolean {
     if (!Number.isInteger(domain) || domain < FF1_MIN_DOMAIN || domain > MAX_INTEGER_RUN_DOMAIN) return false;
     const count = values.length;

@@ -130,9 +130,20 @@ export class FF1 {
    * nothing done, where only the numeral path runs (no native build, or n outside 20..32).
    */
   cryptBitsRun(n: number, input: Uint32Array, tweak: Tweak, decrypt: boolean, out: Uint32Array): boolean {
-    if (out.length !== input.length || out === input) throw new RangeError('FF1 output must be another array of the input\'s length');
+    if (out.length !== input.length || sharesMemory(out, input)) throw new RangeError('FF1 output must be another array of the input\'s length');
     if (tweak.length > MAX_TWEAK_BYTES) throw new RangeError(`FF1 tweaks are limited to ${MAX_TWEAK_BYTES} bytes`);
     return this.native?.cryptBitsRun(n, input, tweak, decrypt, out) ?? false;
+  }
+
+  /**
+   * Radix 10 only: FpeCipher.cryptDigitsInPlace with `tweak` as FF1 takes it; false, with nothing
+   * done, where only the numeral paths run (no native build).
+   */
+  cryptDigitsInPlace(
+    template: Uint8Array, luhn: boolean, tweak: Tweak, decrypt: boolean, bytes: Uint8Array, starts: Int32Array, lengths: Int32Array, handled: Uint8Array,
+  ): boolean {
+    if (tweak.length > MAX_TWEAK_BYTES) throw new RangeError(`FF1 tweaks are limited to ${MAX_TWEAK_BYTES} bytes`);
+    return this.native?.cryptDigitsInPlace(template, luhn, tweak, decrypt, bytes, starts, lengths, handled) ?? false;
   }
 
   /**
@@ -143,7 +154,7 @@ export class FF1 {
   cryptRun(n: number, input: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): void {
     const total = input.length;
     if (!Number.isInteger(n) || n < 1 || total % n !== 0) throw new RangeError('FF1 run: the input is not whole values of n numerals');
-    if (out.length !== total || out === input) throw new RangeError('FF1 output must be another array of the input\'s length');
+    if (out.length !== total || sharesMemory(out, input)) throw new RangeError('FF1 output must be another array of the input\'s length');
     if (tweak.length > MAX_TWEAK_BYTES) throw new RangeError(`FF1 tweaks are limited to ${MAX_TWEAK_BYTES} bytes`);
     this.requireLength(n);
     if (total === 0) return;
@@ -407,4 +418,9 @@ interface OneValueShape {
   readonly b: number;
   readonly d: number;
   readonly roundByteAt: number;
+}
+
+/** Whether two views overlap in memory: results written into one would overwrite numerals still to be read from the other. */
+function sharesMemory(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  return a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }

@@ -75,6 +75,16 @@ export class NativeFf1Rounds {
     return true;
   }
 
+  /** Radix 10: the addon's cryptDigitsInPlace; false (nothing done) where this build has none. */
+  cryptDigitsInPlace(
+    template: Uint8Array, luhn: boolean, tweak: Tweak, decrypt: boolean, bytes: Uint8Array, starts: Int32Array, lengths: Int32Array, handled: Uint8Array,
+  ): boolean {
+    const cryptDigits = this.addon.cryptDigitsInPlace;
+    if (cryptDigits === undefined || this.radix !== 10) return false;
+    cryptDigits(this.context, template, luhn, sharedTweakBytes(tweak), decrypt, bytes, starts, lengths, handled);
+    return true;
+  }
+
   /** All values share length n (inRange(n)). */
   cryptGroup(values: readonly Uint16Array[], tweak: Tweaks, sharedTweak: Tweak | undefined, decrypt: boolean): Uint16Array[] {
     const count = values.length;

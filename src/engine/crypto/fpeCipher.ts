@@ -52,6 +52,19 @@ export interface FpeCipher {
    */
   cryptIntegerRun?(domain: number, values: Int32Array, tweak: Tweak, decrypt: boolean, out: Int32Array): boolean;
 
+  /**
+   * Optional: encryptNumerals / decryptNumerals in radix 10, under `tweak`, of the digits of the
+   * text fields bytes[starts[i], starts[i] + lengths[i]) that spell `template` byte for byte (0
+   * a digit place, any other byte itself) and have handled[i] = 0, written back where they lie;
+   * with `luhn`, the last digit is left out and then set so the field's Luhn state is kept (ccn).
+   * handled[i] becomes 1 for each field rewritten. False, nothing done, where this cipher has no
+   * such path (no native build): the caller does it digit by digit. The template has 6 to 30
+   * digit places (besides the check digit).
+   */
+  cryptDigitsInPlace?(
+    template: Uint8Array, luhn: boolean, tweak: Tweak, decrypt: boolean, bytes: Uint8Array, starts: Int32Array, lengths: Int32Array, handled: Uint8Array,
+  ): boolean;
+
   /** Encrypts integers in [0, domain). All values share the domain. `null` when domain < MIN_DOMAIN. */
   encryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[];
   decryptInteger(domain: bigint, values: readonly bigint[], tweak: Tweaks): (bigint | null)[];

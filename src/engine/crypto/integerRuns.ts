@@ -22,6 +22,7 @@ const integerNext = new ScratchNumerals();
 /** The bits path's integers in and out. */
 let bitsInScratch = new Uint32Array(512);
 let bitsOutScratch = new Uint32Array(512);
+const MAX_KEPT_BITS = 1 << 16;
 
 /** The number whose bits (most significant first) are bits[start, start + count), count ≤ 31. */
 function bitsToNumber(bits: Uint16Array, start: number, count: number): number {
@@ -47,12 +48,13 @@ export function cryptIntegerRunWith(ff1: FF1, bits: number, domain: number, valu
  */
 function integerRunAsBits(ff1: FF1, bits: number, domain: number, values: Int32Array, tweak: Tweak, decrypt: boolean, out: Int32Array): boolean {
   const count = values.length;
-  if (bitsInScratch.length < count) {
+  // A huge run gets arrays of its own: one batch does not pin its memory.
+  if (bitsInScratch.length < count && count <= MAX_KEPT_BITS) {
     bitsInScratch = new Uint32Array(count);
     bitsOutScratch = new Uint32Array(count);
   }
-  const input = bitsInScratch.subarray(0, count);
-  const output = bitsOutScratch.subarray(0, count);
+  const input = count <= bitsInScratch.length ? bitsInScratch.subarray(0, count) : new Uint32Array(count);
+  const output = count <= bitsOutScratch.length ? bitsOutScratch.subarray(0, count) : new Uint32Array(count);
   const pending = pendingScratch;
   try {
     for (let j = 0; j < count; j++) input[j] = values[j] as number;

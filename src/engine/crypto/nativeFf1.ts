@@ -38,6 +38,16 @@ export interface NativeFf1 {
   readonly cryptBits?: (
     context: NativeFf1Context, n: number, input: Uint32Array, output: Uint32Array, tweakBytes: Uint8Array, decrypt: boolean,
   ) => void;
+  /**
+   * FF1 radix 10 under `tweakBytes` over the digits of the fields bytes[starts[i], starts[i] +
+   * lengths[i]) with handled[i] = 0 that spell `template` (0 a digit place), written back in
+   * place (with `luhn` the last digit is a Luhn check digit, kept in its state); handled[i] = 1
+   * for each; returns how many. Absent in older builds.
+   */
+  readonly cryptDigitsInPlace?: (
+    context: NativeFf1Context, template: Uint8Array, luhn: boolean, tweakBytes: Uint8Array, decrypt: boolean,
+    bytes: Uint8Array, starts: Int32Array, lengths: Int32Array, handled: Uint8Array,
+  ) => number;
 }
 
 /** radix^v must stay below this for the addon (its halves are 64-bit integers), but see maxBytes. */
@@ -48,8 +58,10 @@ export type NativeFf1Status = NativeStatus;
 
 /**
  * The check an addon passes before it is used: NIST SP 800-38G FF1 sample 8 (AES-256, radix 10,
- * tweak "9876543210"), both ways; where the build has cryptBits, that it agrees with crypt; where
- * it has the byte path, BYTES_SAMPLES too (within its limit, which is at least the first).
+ * tweak "9876543210"), both ways, and a radix-2 answer under the same key and tweak (the
+ * TypeScript FF1's and @noble/ciphers'); where the build has cryptBits or cryptDigitsInPlace, that
+ * they agree with crypt; where it has the byte path, BYTES_SAMPLES too (within its limit, which
+ * is at least the first).
  */
 export function ff1AddonPassesKnownAnswer(addon: NativeFf1): boolean {
   try {
@@ -66,7 +78,10 @@ export function ff1AddonPassesKnownAnswer(addon: NativeFf1): boolean {
       return back.join() === plain.join() ? cipher.join() : undefined;
     };
     if (roundTrip(10, Uint16Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])) !== '1,0,0,1,6,2,3,4,6,3') return false;
+    // Radix 2 (power-of-two moduli, reduced without a divide), 22 bits as a date's day number: the TypeScript FF1's answer.
+    if (roundTrip(2, Uint16Array.from('0100100100100100100100', Number)) !== Array.from('0110000010100010001100').join()) return false;
     if (addon.cryptBits !== undefined && !bitsAgreeWithNumerals(addon, context, tweak)) return false;
+    if (addon.cryptDigitsInPlace !== undefined && !digitsAgreeWithNumerals(addon, context, tweak)) return false;
     const maxBytes = byteLimitOf(addon);
     return maxBytes === undefined || BYTES_SAMPLES.every((sample) => sample.length > maxBytes
       || roundTrip(256, Uint16Array.from({ length: sample.length }, (_, i) => i)) === Array.from(Buffer.from(sample.hex, 'hex')).join());
@@ -108,6 +123,44 @@ function bitsAgreeWithNumerals(addon: NativeFf1, context: NativeFf1Context, twea
         let value = 0;
         for (let p = 0; p < n; p++) value = value * 2 + (out[j * n + p] as number);
         if (value !== viaBits[j]) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * cryptDigitsInPlace gives what crypt gives for the same digits, both ways, with and without a
+ * Luhn check digit, and leaves alone a field of another spelling and one already handled.
+ */
+function digitsAgreeWithNumerals(addon: NativeFf1, context: NativeFf1Context, tweak: Uint8Array): boolean {
+  const cryptDigits = addon.cryptDigitsInPlace;
+  if (typeof cryptDigits !== 'function') return false;
+  const luhnDouble = [0, 2, 4, 6, 8, 1, 3, 5, 7, 9];
+  const luhnOf = (body: readonly number[]): number => {
+    const sum = body.reduceRight((total, d, j) => total + ((body.length - 1 - j) % 2 === 0 ? (luhnDouble[d] as number) : d), 0);
+    return (10 - (sum % 10)) % 10;
+  };
+  for (const [spelling, luhn] of [['078-05-1120', false], ['4111 1111 1111 1112', true]] as const) {
+    const template = Uint8Array.from(spelling, (c) => (c >= '0' && c <= '9' ? 0 : c.charCodeAt(0)));
+    const fields = [spelling, spelling.replace(/\d/g, '7'), spelling.replace(/[ -]/g, '/'), spelling];
+    const bytes = Buffer.from(fields.join(''), 'latin1');
+    const starts = Int32Array.from(fields, (_, i) => i * spelling.length);
+    const lengths = new Int32Array(fields.length).fill(spelling.length);
+    for (const decrypt of [false, true]) {
+      const handled = Uint8Array.of(0, 0, 0, 1);
+      const copy = Buffer.from(bytes);
+      if (cryptDigits(context, template, luhn, tweak, decrypt, copy, starts, lengths, handled) !== 2 || handled.join() !== '1,1,0,1') return false;
+      if (!copy.subarray(2 * spelling.length).equals(bytes.subarray(2 * spelling.length))) return false;
+      for (let i = 0; i < 2; i++) {
+        const digits = Array.from((fields[i] as string).replace(/\D/g, ''), Number);
+        const body = luhn ? digits.slice(0, -1) : digits;
+        const out = new Uint16Array(body.length);
+        addon.crypt(context, 10, body.length, Uint16Array.from(body), out, tweak, undefined, decrypt);
+        const expected = luhn ? [...out, (luhnOf([...out]) + (digits.at(-1) as number) - luhnOf(body) + 10) % 10] : [...out];
+        let k = 0;
+        const want = Array.from(fields[i] as string, (c) => (c >= '0' && c <= '9' ? String(expected[k++]) : c)).join('');
+        if (copy.toString('latin1', i * spelling.length, (i + 1) * spelling.length) !== want) return false;
       }
     }
   }

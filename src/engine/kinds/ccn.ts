@@ -17,6 +17,7 @@ import { offHeapUint16Array } from '../crypto/offHeapSlab.js';
 import { MASK_CHAR, redactLayout } from '../methods/redact.js';
 import type { ByteFields, FpeDirection, KindHandler } from './kind.js';
 import { NumeralGroups } from './numeralGroups.js';
+import { cryptTemplateFieldsInPlace, templateOf } from './templateFieldsInPlace.js';
 import { LayoutTweaks, NumeralScratch, cryptOneNumerals, digitRunLayout, maskAllButLastDigits } from './digitTemplate.js';
 
 const MIN_DIGITS = 12;
@@ -113,6 +114,9 @@ export function isLuhnValidCcn(value: string): boolean {
   return luhnCheckDigit(scratchDigits, 0, count - 1) === scratchDigits[count - 1];
 }
 
+/** The first card number's digits in fpeInPlace, read only to learn its layout (wiped at once). */
+const probe = new Uint16Array(MAX_DIGITS);
+
 /** fpeOne's digits and card bodies (one per body length), reused: a call is synchronous. */
 const oneDigits = new Uint16Array(MAX_DIGITS);
 const oneBodies = new NumeralScratch();
@@ -185,13 +189,30 @@ export const ccnKind: KindHandler = {
     return out;
   },
 
-  /** fpe over bytes in place: any spelling the kind accepts (they all keep their length). */
+  /**
+   * fpe over bytes in place: any spelling the kind accepts (they all keep their length); handled
+   * is all 0 on entry. Where the cipher can, the numbers of the first layout found go through it
+   * in place; the rest digit by digit here.
+   */
   fpeInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {
     const { count, buffers, starts, lengths } = fields;
+    // The layout of the first card number, where the cipher rewrites digits in place itself.
+    for (let i = 0; i < count && cipher.cryptDigitsInPlace !== undefined; i++) {
+      const bytes = buffers[i] as Uint8Array;
+      const start = starts[i] as number;
+      const length = lengths[i] as number;
+      const layoutKey = parseCodesInto(bytes, start, length, probe, 0);
+      if (layoutKey < 0) continue;
+      probe.fill(0);
+      const tweak = tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length)));
+      cryptTemplateFieldsInPlace(fields, cipher, templateOf(bytes, start, length), true, tweak, direction, handled);
+      break;
+    }
     const groups = new NumeralGroups(count, MAX_DIGITS);
     const checkDelta = new Uint8Array(count);
     try {
       for (let i = 0; i < count; i++) {
+        if (handled[i] === 1) continue;
         const bytes = buffers[i] as Uint8Array;
         const start = starts[i] as number;
         const length = lengths[i] as number;

@@ -2,6 +2,10 @@ import type { FpeCipher } from '../crypto/fpeCipher.js';
 import { LayoutTweaks, digitRunLayout } from './digitTemplate.js';
 import type { ByteFields, FpeDirection } from './kind.js';
 import { NumeralGroups } from './numeralGroups.js';
+import { cryptTemplateFieldsInPlace } from './templateFieldsInPlace.js';
+
+/** The first spelled value's digits, read only to learn its spelling (wiped at once). */
+const probe = new Uint16Array(64);
 
 const CODE_0 = 48;
 const CODE_9 = 57;
@@ -57,19 +61,38 @@ export class DigitSpellings {
     return -1;
   }
 
+  /** Template `t` as bytes: 0 a digit place, any other byte itself. */
+  template(t: number): Uint8Array {
+    return this.templates[t] as Uint8Array;
+  }
+
   digitCount(template: number): number {
     return this.digitCounts[template] as number;
   }
 }
 
-/** fpeAllDigits over values in bytes, in place, for the values that spell one of `spellings` (see KindHandler.fpeInPlace). */
+/**
+ * fpeAllDigits over values in bytes, in place, for the values that spell one of `spellings` (see
+ * KindHandler.fpeInPlace; handled is all 0 on entry). Where the cipher can, the fields of the first
+ * spelling found go through it in place; the rest digit by digit here.
+ */
 export function fpeAllDigitsInPlace(
   fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array, spellings: DigitSpellings, tweaks: LayoutTweaks,
 ): void {
   const { count, buffers, starts, lengths } = fields;
+  // The spelling of the first value that has one, where the cipher rewrites digits in place itself.
+  for (let i = 0; i < count && cipher.cryptDigitsInPlace !== undefined; i++) {
+    const first = spellings.matchInto(buffers[i] as Uint8Array, starts[i] as number, lengths[i] as number, probe, 0);
+    if (first < 0) continue;
+    probe.fill(0);
+    const layout = spellings.layouts[first] as string;
+    cryptTemplateFieldsInPlace(fields, cipher, spellings.template(first), false, tweaks.get(layout), direction, handled);
+    break;
+  }
   const groups = new NumeralGroups(count, spellings.maxDigits);
   try {
     for (let i = 0; i < count; i++) {
+      if (handled[i] === 1) continue;
       const template = spellings.matchInto(buffers[i] as Uint8Array, starts[i] as number, lengths[i] as number, groups.numerals, groups.slot());
       if (template < 0) continue;
       const n = spellings.digitCount(template);

@@ -72,6 +72,7 @@ export class NumeralGroups {
   /** A group of values of n numerals under one tweak; a key opens once. */
   open(key: number, n: number, tweak: Tweak): void {
     if (key === this.firstKey || this.byKey.has(key)) throw new RangeError('a numeral group is opened once');
+    if (n > this.stride) throw new RangeError('a numeral group\'s values are at most stride numerals');
     if (this.firstKey < 0) {
       this.firstKey = key;
       this.firstN = n;

@@ -290,6 +290,120 @@ describe.skipIf(nativeSwitchedOff)('native FF1 over bits held in integers (crypt
   });
 });
 
+describe.skipIf(nativeSwitchedOff)('native FF1 over the digits of text fields in place (cryptDigitsInPlace)', () => {
+  const LUHN_DOUBLE = [0, 2, 4, 6, 8, 1, 3, 5, 7, 9];
+  const luhnCheck = (body: readonly number[]): number => {
+    let sum = 0;
+    for (let j = body.length - 1, doubled = true; j >= 0; j--, doubled = !doubled) sum += doubled ? (LUHN_DOUBLE[body[j] as number] as number) : (body[j] as number);
+    return (10 - (sum % 10)) % 10;
+  };
+  /** A template: digit places (0) and separators; `places` digit places in all. */
+  const templates = fc.tuple(fc.integer({ min: 6, max: 30 }), fc.array(fc.constantFrom(0x20, 0x2d, 0x2f, 0x41), { maxLength: 8 }), fc.nat())
+    .map(([places, separators, seed]) => {
+      const template = new Array<number>(places).fill(0);
+      separators.forEach((separator, k) => template.splice(1 + ((seed + k * 7) % (template.length - 1)), 0, separator));
+      return Uint8Array.from(template);
+    });
+
+  it('rewrites exactly the unhandled fields that spell the template, as crypt gives their digits, both ways, with and without Luhn', () => {
+    const addon = loadedNativeFf1();
+    const cryptDigits = addon.cryptDigitsInPlace;
+    if (cryptDigits === undefined) throw new Error('this build has no cryptDigitsInPlace');
+    fc.assert(fc.property(keyArbitrary, templates, fc.boolean(), fc.uint8Array({ maxLength: 30 }), fc.boolean(), fc.array(fc.tuple(fc.nat(), fc.constantFrom('spelled', 'other', 'short', 'handled')), { minLength: 1, maxLength: 80 }),
+      (key, template, luhnWanted, tweak, decrypt, kinds) => {
+        const places = template.filter((b) => b === 0).length;
+        const luhn = luhnWanted && places >= 7;
+        const context = addon.createContext(key);
+        const fields = kinds.map(([seed, kind]) => {
+          const text = Array.from(template, (b, p) => (b === 0 ? 48 + ((seed + p * 13) % 10) : b));
+          if (kind === 'other') text[(seed % text.length)] = 0x78; // one byte off the template
+          if (kind === 'short') text.pop();
+          return { bytes: Uint8Array.from(text), kind };
+        });
+        // Laid out back to back with a byte of filler between them, as rows in a frame.
+        const bytes = new Uint8Array(fields.reduce((n, f) => n + f.bytes.length + 1, 0)).fill(0x7c);
+        const starts = new Int32Array(fields.length);
+        const lengths = new Int32Array(fields.length);
+        let at = 0;
+        fields.forEach((field, i) => {
+          bytes.set(field.bytes, at);
+          starts[i] = at;
+          lengths[i] = field.bytes.length;
+          at += field.bytes.length + 1;
+        });
+        const handled = Uint8Array.from(fields, (f) => (f.kind === 'handled' ? 1 : 0));
+        const before = Uint8Array.from(bytes);
+        const rewritten = cryptDigits(context, template, luhn, tweak, decrypt, bytes, starts, lengths, handled);
+        const expected = Uint8Array.from(before);
+        let spelled = 0;
+        fields.forEach((field, i) => {
+          const start = starts[i] as number;
+          if (field.kind !== 'spelled') {
+            expect(handled[i]).toBe(field.kind === 'handled' ? 1 : 0);
+            return;
+          }
+          spelled++;
+          expect(handled[i]).toBe(1);
+          const digits = Array.from(field.bytes.filter((_, p) => template[p] === 0), (b) => b - 48);
+          const body = luhn ? digits.slice(0, -1) : digits;
+          const out = new Uint16Array(body.length);
+          addon.crypt(context, 10, body.length, Uint16Array.from(body), out, tweak, undefined, decrypt);
+          const written = luhn ? [...out, (luhnCheck([...out]) + (digits.at(-1) as number) - luhnCheck(body) + 10) % 10] : [...out];
+          let k = 0;
+          template.forEach((b, p) => {
+            if (b === 0) expected[start + p] = 48 + (written[k++] as number);
+          });
+        });
+        expect(rewritten).toBe(spelled);
+        expect(Array.from(bytes)).toEqual(Array.from(expected));
+      }), { numRuns: 150 });
+  });
+
+  it('refuses every malformed argument, and fields outside the buffer before writing anything', () => {
+    const addon = loadedNativeFf1();
+    const cryptDigits = addon.cryptDigitsInPlace as (...args: unknown[]) => number;
+    const context = addon.createContext(new Uint8Array(32).fill(5));
+    const template = Uint8Array.from('ddd-dd-dddd', (c) => (c === 'd' ? 0 : c.charCodeAt(0)));
+    const bytes = Buffer.from('123-45-6789|987-65-4321');
+    const good: unknown[] = [context, template, false, new Uint8Array(3), false, bytes, Int32Array.of(0, 12), Int32Array.of(11, 11), new Uint8Array(2)];
+    const bad: [number, unknown, ErrorConstructor][] = [
+      [0, {}, TypeError], [1, 'ddd', TypeError], [1, new Uint8Array(0), RangeError], [1, new Uint8Array(65), RangeError],
+      [1, Uint8Array.of(0, 0, 0, 0, 0), RangeError], [1, new Uint8Array(31 + 1), RangeError], [1, new Uint8Array(40), RangeError],
+      [2, 1, TypeError], [3, null, TypeError], [4, 'no', TypeError], [5, [1, 2], TypeError],
+      [6, new Uint32Array(2), TypeError], [6, Int32Array.of(0), RangeError], [6, Int32Array.of(0, 13), RangeError], [6, Int32Array.of(-1, 12), RangeError],
+      [7, Int32Array.of(11, 12), RangeError], [7, Int32Array.of(11, -1), RangeError], [8, new Uint8Array(3), RangeError], [8, new Uint16Array(2), TypeError],
+    ];
+    for (const [at, value, kind] of bad) {
+      const args = [...good];
+      args[at] = value;
+      const copy = Buffer.from(bytes);
+      if (at !== 5) args[5] = copy;
+      expect(() => cryptDigits(...args), `argument ${at}`).toThrow(kind);
+      if (at !== 5) expect(copy.equals(bytes), `argument ${at} wrote`).toBe(true);
+    }
+    expect(() => cryptDigits(...good.slice(0, 8))).toThrow(TypeError);
+    expect(cryptDigits(...good)).toBe(2);
+  });
+
+  it('an addon whose cryptDigitsInPlace disagrees with its crypt fails the load-time check', () => {
+    const addon = loadedNativeFf1();
+    const { cryptDigitsInPlace, ...rest } = addon;
+    expect(ff1AddonPassesKnownAnswer({ ...rest, crypt: addon.crypt })).toBe(true);
+    const anotherTweak: NativeFf1 = {
+      ...rest, crypt: addon.crypt,
+      cryptDigitsInPlace: (context, template, luhn, tweak, decrypt, bytes, starts, lengths, handled) =>
+        cryptDigitsInPlace?.(context, template, luhn, tweak.subarray(1), decrypt, bytes, starts, lengths, handled) ?? 0,
+    };
+    expect(ff1AddonPassesKnownAnswer(anotherTweak)).toBe(false);
+    const handledTwice: NativeFf1 = {
+      ...rest, crypt: addon.crypt,
+      cryptDigitsInPlace: (context, template, luhn, tweak, decrypt, bytes, starts, lengths, handled) =>
+        cryptDigitsInPlace?.(context, template, luhn, tweak, decrypt, bytes, starts, lengths, handled.fill(0)) ?? 0,
+    };
+    expect(ff1AddonPassesKnownAnswer(handledTwice)).toBe(false);
+  });
+});
+
 describe.skipIf(nativeSwitchedOff)('native FF1 refuses bad arguments with an error, never a crash', () => {
   const keyHex = 'c0ffee00112233445566778899aabbccddeeff00112233445566778899aabbcc';
 

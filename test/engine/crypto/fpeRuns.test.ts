@@ -41,6 +41,12 @@ describe.each(FF1_IMPLEMENTATIONS)('FF1.cryptRun (%s)', (_name, addon) => {
     expect(() => ff1.cryptRun(3, new Uint16Array(12), new Uint8Array(0), false, out)).toThrow(/at least 6/);
     const same = new Uint16Array(12);
     expect(() => ff1.cryptRun(6, same, new Uint8Array(0), false, same)).toThrow(/another array/);
+    // Views of one buffer that overlap, shifted by a numeral: results would overwrite input still to be read.
+    const wide = new Uint16Array(13);
+    expect(() => ff1.cryptRun(6, wide.subarray(0, 12), new Uint8Array(0), false, wide.subarray(1, 13))).toThrow(/another array/);
+    const bits = new Uint32Array(5);
+    expect(() => ff1.cryptBitsRun(22, bits.subarray(0, 4), new Uint8Array(0), false, bits.subarray(1, 5))).toThrow(/another array/);
+    expect(ff1.cryptRun(6, wide.subarray(0, 6), new Uint8Array(0), false, wide.subarray(6, 12))).toBeUndefined();
   });
 });
 
