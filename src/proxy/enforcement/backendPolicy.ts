@@ -141,7 +141,7 @@ export class BackendPolicy {
     return (frames, rows) => {
       // Recorded before the batch can leave: the audit line precedes the plaintext.
       if (revealed.length > 0) state.revealed(revealed, rows);
-      return rewriteDataRows(frames, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy));
+      return rewriteDataRows(frames, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy), rows);
     };
   }
 

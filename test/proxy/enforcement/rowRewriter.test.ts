@@ -13,6 +13,7 @@ import { rewriteDataRows, withoutTrailingSpaces, type InPlaceUnprotection } from
 import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../../../src/proxy/enforcement/valueCodecs/dateStyle.js';
 import { encodeBinary, TYPE_OIDS } from '../../../src/proxy/enforcement/valueCodecs/valueCodecs.js';
 import { dataRowMessage } from '../../../src/proxy/protocol/messages.js';
+import { ProtocolViolation } from '../../../src/proxy/protocol/messageReaders.js';
 import { rewriteDataRowsPlainly } from './support/referenceRowRewriter.js';
 
 const policies = parsePolicies(`
@@ -103,8 +104,8 @@ async function expectSameBytes(columns: readonly Column[], actions: readonly Pla
   // Each rewrite gets rows of its own: the in-place path writes into the rows it is given.
   const batched = await rewriteDataRows(copies(rows), plan, engine, batchedMetrics, dateStyle);
   const rewrittenInPlace = await rewriteDataRows(copies(rows), plan, engine, inPlaceMetrics, dateStyle, inPlace);
-  // As the pump hands them over: runs of rows back to back in one frame.
-  const grouped = await rewriteDataRows(inRuns(rows, random), plan, engine, groupedMetrics, dateStyle, inPlace);
+  // As the pump hands them over: runs of rows back to back in one frame, counted by the caller.
+  const grouped = await rewriteDataRows(inRuns(rows, random), plan, engine, groupedMetrics, dateStyle, inPlace, rows.length);
   const plain = Buffer.concat(await rewriteDataRowsPlainly(rows, plan, engine, plainMetrics, dateStyle));
   expect(batched.equals(plain)).toBe(true);
   expect(rewrittenInPlace.equals(plain)).toBe(true);
@@ -145,6 +146,19 @@ describe('rewriteDataRows (batched) against the plain rewriter', () => {
 
   it.each(ACTION_SETS)('binary columns, %s', async (_label, actions) => {
     await expectSameBytes(BINARY_COLUMNS, actions, 300, 7, DEFAULT_DATE_STYLE);
+  });
+
+  it('refuses a batch whose rows are not what the caller counted, or are cut short, before rewriting anything', async () => {
+    const plan: ResultPlan = { fieldCount: 2, fields: [{ index: 0, policy: policy('ssn'), action: 'unprotect', format: 0, typeOid: TYPE_OIDS.text, typmod: -1 }] };
+    const rows = [dataRowMessage([Buffer.from(tokens.ssn[0] as string), Buffer.from('x')]), dataRowMessage([null, Buffer.from('y')])];
+    const frames = (): Buffer[] => [Buffer.concat(rows)];
+    await expect(rewriteDataRows(frames(), plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace, 1)).rejects.toThrow(ProtocolViolation);
+    await expect(rewriteDataRows(frames(), plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace, 3)).rejects.toThrow(ProtocolViolation);
+    const cut = Buffer.concat(rows).subarray(0, -2);
+    await expect(rewriteDataRows([cut], plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace, 2)).rejects.toThrow(ProtocolViolation);
+    await expect(rewriteDataRows([Buffer.concat([rows[0] as Buffer, Buffer.from([0x44, 0, 0, 0, 2])])], plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace, 2)).rejects.toThrow(ProtocolViolation);
+    expect(await rewriteDataRows(frames(), plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace, 2)).toEqual(
+      await rewriteDataRows(frames(), plan, engine, createPolicyMetrics(), DEFAULT_DATE_STYLE, inPlace));
   });
 
   it('a batch of one row, and rows whose planned fields are all NULL', async () => {

@@ -5,7 +5,7 @@
  * the whole batch, unchanged bytes copied as runs).
  */
 import type { ByteFields } from '../../../engine/index.js';
-import { frameCount } from '../../protocol/messageReaders.js';
+import { frameCount, ProtocolViolation } from '../../protocol/messageReaders.js';
 
 /** A field's new value: text (UTF-8), bytes (binary format), NULL, or undefined (as stored). */
 export type FieldChange = string | Buffer | null | undefined;
@@ -32,11 +32,17 @@ export class DataRowBatch {
   /** Upper bound of the bytes the changes add. */
   private addedBound = 0;
 
-  /** `frames`: whole DataRow messages, one or more back to back in each; `fieldIndexes`: the planned fields' indexes, ascending. */
-  constructor(private readonly frames: readonly Buffer[], private readonly fieldIndexes: readonly number[]) {
+  /**
+   * `frames`: whole DataRow messages, one or more back to back in each; `fieldIndexes`: the
+   * planned fields' indexes, ascending; `rows`: how many messages the frames hold, where the
+   * caller has counted them (frameCount), else counted here. A count that does not match, or a
+   * message cut short, is a ProtocolViolation.
+   */
+  constructor(private readonly frames: readonly Buffer[], private readonly fieldIndexes: readonly number[], rows?: number) {
     const slots = fieldIndexes.length;
     let count = 0;
-    for (const frame of frames) count += frameCount(frame);
+    if (rows !== undefined) count = rows;
+    else for (const frame of frames) count += frameCount(frame);
     this.rowCount = count;
     this.rowFrames = new Array<Buffer>(count);
     this.rowStarts = new Int32Array(count);
@@ -48,7 +54,10 @@ export class DataRowBatch {
     let row = 0;
     for (const frame of frames) {
       for (let pos = 0; pos < frame.length; row++) {
-        const end = pos + 1 + frame.readInt32BE(pos + 1);
+        const length = pos + 5 <= frame.length ? frame.readInt32BE(pos + 1) : -1;
+        if (length < 4 || pos + 1 + length > frame.length) throw new ProtocolViolation('messages cut short');
+        if (row >= count) throw new ProtocolViolation('more DataRows than counted');
+        const end = pos + 1 + length;
         this.rowFrames[row] = frame;
         this.rowStarts[row] = pos;
         this.rowEnds[row] = end;
@@ -56,6 +65,7 @@ export class DataRowBatch {
         pos = end;
       }
     }
+    if (row !== count) throw new ProtocolViolation('fewer DataRows than counted');
   }
 
   get slots(): number {

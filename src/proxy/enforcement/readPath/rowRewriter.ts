@@ -56,12 +56,13 @@ export type InPlaceUnprotection = (policy: ColumnPolicy) => UnprotectInPlace | u
  * `frames`: whole DataRows, one or more back to back in each. `inPlace`: where a column's plain
  * unprotect of text can rewrite the fields' bytes where they lie (fpe of ssn, ccn, ISO dates), it
  * does, with no string per value; what it leaves goes the string way below. The frames' own
- * memory is written: they are this batch's alone.
+ * memory is written: they are this batch's alone. `rows`: how many DataRows the frames hold,
+ * where the caller has counted them.
  */
 export async function rewriteDataRows(
-  frames: readonly Buffer[], plan: ResultPlan, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle, inPlace?: InPlaceUnprotection,
+  frames: readonly Buffer[], plan: ResultPlan, engine: Engine, metrics: PolicyMetrics, dateStyle: DateStyle, inPlace?: InPlaceUnprotection, rows?: number,
 ): Promise<Buffer> {
-  const batch = new DataRowBatch(frames, fieldIndexes(plan));
+  const batch = new DataRowBatch(frames, fieldIndexes(plan), rows);
   const doneInPlace = inPlace === undefined ? [] : await unprotectInPlaceWhereAble(batch, plan, inPlace, dateStyle, metrics);
   await Promise.all(plan.fields.map((field, slot) => rewriteField(batch, slot, field, engine, metrics, dateStyle, doneInPlace[slot])));
   return batch.write();
