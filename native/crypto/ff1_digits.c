@@ -10,8 +10,10 @@
  *   cryptDigitsInPlace(handle, template: Uint8Array, luhn: boolean, tweakBytes: Uint8Array,
  *                      decrypt: boolean, bytes: Uint8Array, starts: Int32Array, lengths: Int32Array,
  *                      handled: Uint8Array) -> number of fields rewritten
- *     Field i is bytes[starts[i], starts[i] + lengths[i]); it is taken when handled[i] is 0 and it
- *     spells `template` (a byte per position: 0 a digit place, any other byte itself). Its digits
+ *     Field i is bytes[starts[i], starts[i] + lengths[i]); fields come in order and do not overlap
+ *     (so each is read before any write reaches it, as on the TypeScript path, which reads all
+ *     first). A field is taken when handled[i] is 0 and it spells `template` (a byte per
+ *     position: 0 a digit place, any other byte itself). Its digits
  *     (with luhn: all but the last, a Luhn check digit, which is then set so that the field's Luhn
  *     state is kept) go through FF1 radix 10 under tweakBytes, are written back in their places,
  *     and handled[i] becomes 1. 6 to 30 digits go through FF1; a template is at most 64 bytes.
@@ -37,6 +39,17 @@ static uint32_t luhn_check_digit(const uint16_t *body, uint32_t n) {
   int doubled = 1; /* the digit next to the check digit is doubled */
   for (uint32_t j = n; j > 0; j--, doubled = !doubled) sum += doubled ? LUHN_DOUBLE[body[j - 1]] : body[j - 1];
   return (10 - sum % 10) % 10;
+}
+
+/* Whether two byte ranges overlap (compared as addresses). */
+static int shares_memory(const void *a, size_t a_length, const void *b, size_t b_length) {
+  uintptr_t a_start = (uintptr_t)a, b_start = (uintptr_t)b;
+  return a_length > 0 && b_length > 0 && a_start < b_start + b_length && b_start < a_start + a_length;
+}
+
+/* Whether [start, start + length) lies within a buffer of `size` bytes. */
+static int field_in(int32_t start, int32_t length, size_t size) {
+  return start >= 0 && length >= 0 && (size_t)start + (size_t)length <= size;
 }
 
 /* Whether field[0..length) spells template[0..length) (digits at its 0 places); its digits into `digits`. */
@@ -95,12 +108,21 @@ napi_value ff1_crypt_digits_in_place(napi_env env, napi_callback_info info) {
   uint32_t check_places = luhn ? 1 : 0;
   if (places < MIN_DIGITS + check_places || places > MAX_DIGITS + check_places) return throw_range(env, "cryptDigitsInPlace: FF1 here takes 6 to 30 digits");
   uint32_t n = places - check_places;
+  /* The fields' places, flags and template are not in the bytes written: a write would move or change them. */
+  if (shares_memory(starts_data, count * sizeof(int32_t), bytes_data, bytes_length)
+      || shares_memory(lengths_data, count * sizeof(int32_t), bytes_data, bytes_length)
+      || shares_memory(handled_data, count, bytes_data, bytes_length)
+      || shares_memory(template_data, template_length, bytes_data, bytes_length)) {
+    return throw_range(env, "cryptDigitsInPlace: starts, lengths, handled and template must not share memory with bytes");
+  }
   const int32_t *starts = (const int32_t *)starts_data;
   const int32_t *lengths = (const int32_t *)lengths_data;
+  /* Fields in order and apart, as a frame's rows are: every field is read before it is written. */
+  size_t previous_end = 0;
   for (size_t i = 0; i < count; i++) {
-    if (starts[i] < 0 || lengths[i] < 0 || (size_t)starts[i] + (size_t)lengths[i] > bytes_length) {
-      return throw_range(env, "cryptDigitsInPlace: a field lies outside its buffer");
-    }
+    if (!field_in(starts[i], lengths[i], bytes_length)) return throw_range(env, "cryptDigitsInPlace: a field lies outside its buffer");
+    if ((size_t)starts[i] < previous_end) return throw_range(env, "cryptDigitsInPlace: fields must come in order and not overlap");
+    previous_end = (size_t)starts[i] + (size_t)lengths[i];
   }
 
   uint32_t u = n / 2, v = n - u;
@@ -113,7 +135,7 @@ napi_value ff1_crypt_digits_in_place(napi_env env, napi_callback_info info) {
   uint8_t *handled = (uint8_t *)handled_data;
   const Ff1Tweaks tweaks = {(const uint8_t *)tweak_data, tweak_length, NULL};
   uint16_t input[LANES * (MAX_DIGITS + 1)], output[LANES * MAX_DIGITS];
-  size_t field_of[LANES];
+  size_t field_of[LANES], start_of[LANES];
   uint8_t delta[LANES];
   size_t rewritten = 0;
   int ok = 1;
@@ -121,11 +143,14 @@ napi_value ff1_crypt_digits_in_place(napi_env env, napi_callback_info info) {
     /* Gather up to LANES fields that spell the template, each value's digits n apart. */
     size_t lanes = 0;
     for (; i < count && lanes < LANES; i++) {
-      if (handled[i] != 0 || (size_t)lengths[i] != template_length) continue;
+      /* Read once and checked again: another thread (a SharedArrayBuffer) may have changed it. */
+      int32_t start = starts[i], length = lengths[i];
+      if (handled[i] != 0 || (size_t)length != template_length || !field_in(start, length, bytes_length)) continue;
       uint16_t *digits = input + lanes * n;
       /* Room for n + 1 digits: the check digit lands one past the body, before the next lane's. */
-      if (!spells(bytes + starts[i], template, (uint32_t)template_length, digits)) continue;
+      if (!spells(bytes + start, template, (uint32_t)template_length, digits)) continue;
       if (luhn) delta[lanes] = (uint8_t)((digits[n] + 10 - luhn_check_digit(digits, n)) % 10);
+      start_of[lanes] = (size_t)start;
       field_of[lanes++] = i;
     }
     if (lanes == 0) break;
@@ -134,7 +159,7 @@ napi_value ff1_crypt_digits_in_place(napi_env env, napi_callback_info info) {
     for (size_t j = 0; j < lanes && ok; j++) {
       const uint16_t *digits = output + j * n;
       uint32_t check = luhn ? (luhn_check_digit(digits, n) + delta[j]) % 10 : 0;
-      write_digits(bytes + starts[field_of[j]], template, (uint32_t)template_length, digits, luhn, check);
+      write_digits(bytes + start_of[j], template, (uint32_t)template_length, digits, luhn, check);
       handled[field_of[j]] = 1;
     }
     rewritten += lanes;

@@ -57,7 +57,8 @@ export interface FpeCipher {
    * text fields bytes[starts[i], starts[i] + lengths[i]) that spell `template` byte for byte (0
    * a digit place, any other byte itself) and have handled[i] = 0, written back where they lie;
    * with `luhn`, the last digit is left out and then set so the field's Luhn state is kept (ccn).
-   * handled[i] becomes 1 for each field rewritten. False, nothing done, where this cipher has no
+   * handled[i] becomes 1 for each field rewritten. The fields come in order and do not overlap
+   * (a RangeError otherwise, before anything is written). False, nothing done, where this cipher has no
    * such path (no native build): the caller does it digit by digit. The template has 6 to 30
    * digit places (besides the check digit).
    */

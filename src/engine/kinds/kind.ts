@@ -48,7 +48,7 @@ export interface KindHandler {
   redact(value: string, lang: Lang): string;
 }
 
-/** Values in byte buffers: value i is buffers[i][starts[i], starts[i] + lengths[i]). */
+/** Values in byte buffers: value i is buffers[i][starts[i], starts[i] + lengths[i]); no two overlap. */
 export interface ByteFields {
   readonly count: number;
   readonly buffers: readonly Uint8Array[];

@@ -10,7 +10,7 @@ const MAX_DIGITS = 30;
 /**
  * fpe radix 10 of the fields that spell `template` (0 a digit place, any other byte itself)
  * where they lie, through the cipher's cryptDigitsInPlace: one call per stretch of fields in one
- * buffer (a result set's rows sit several to a frame). handled[i] = 1 for each field rewritten;
+ * buffer, in order and apart (a result set's rows sit several to a frame). handled[i] = 1 for each field rewritten;
  * every other field (all of them, where the cipher has no such path) is left to the caller's
  * digit-by-digit path. `luhn`: the last digit is a Luhn check digit, kept in its state (ccn).
  */
@@ -26,8 +26,9 @@ export function cryptTemplateFieldsInPlace(
   const decrypt = direction === 'decrypt';
   for (let from = 0; from < count;) {
     const buffer = buffers[from] as Uint8Array;
+    // A stretch: fields of one buffer, each after the one before (a frame's rows are).
     let to = from + 1;
-    while (to < count && buffers[to] === buffer) to++;
+    while (to < count && buffers[to] === buffer && (starts[to] as number) >= (starts[to - 1] as number) + (lengths[to - 1] as number)) to++;
     if (to - from >= MIN_FIELDS_PER_CALL
       && !cipher.cryptDigitsInPlace(template, luhn, tweak, decrypt, buffer, starts.subarray(from, to), lengths.subarray(from, to), handled.subarray(from, to))) {
       return;

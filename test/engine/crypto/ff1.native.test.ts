@@ -372,6 +372,8 @@ describe.skipIf(nativeSwitchedOff)('native FF1 over the digits of text fields in
       [2, 1, TypeError], [3, null, TypeError], [4, 'no', TypeError], [5, [1, 2], TypeError],
       [6, new Uint32Array(2), TypeError], [6, Int32Array.of(0), RangeError], [6, Int32Array.of(0, 13), RangeError], [6, Int32Array.of(-1, 12), RangeError],
       [7, Int32Array.of(11, 12), RangeError], [7, Int32Array.of(11, -1), RangeError], [8, new Uint8Array(3), RangeError], [8, new Uint16Array(2), TypeError],
+      // Fields out of order, or overlapping: each must be read before any write can reach it.
+      [6, Int32Array.of(12, 0), RangeError], [6, Int32Array.of(5, 12), RangeError], [6, Int32Array.of(0, 0), RangeError],
     ];
     for (const [at, value, kind] of bad) {
       const args = [...good];
@@ -383,6 +385,36 @@ describe.skipIf(nativeSwitchedOff)('native FF1 over the digits of text fields in
     }
     expect(() => cryptDigits(...good.slice(0, 8))).toThrow(TypeError);
     expect(cryptDigits(...good)).toBe(2);
+  });
+
+  it('refuses places, flags or a template that share memory with the bytes it writes, before writing anything', () => {
+    const addon = loadedNativeFf1();
+    const cryptDigits = addon.cryptDigitsInPlace as NonNullable<NativeFf1['cryptDigitsInPlace']>;
+    const context = addon.createContext(new Uint8Array(32).fill(1));
+    const template = Uint8Array.of(0, 1, 1, 1, 0, 0, 0, 0, 0);
+    const spelled = [0x31, 1, 1, 1, 0x32, 0x33, 0x34, 0x35, 0x36];
+    const buffer = new ArrayBuffer(200);
+    const bytes = new Uint8Array(buffer);
+    bytes.set(spelled, 100);
+    bytes.set(spelled, 150);
+    const before = Uint8Array.from(bytes);
+    const at = (offset: number, values: number[]): Int32Array => {
+      const view = new Int32Array(buffer, offset, values.length);
+      view.set(values);
+      return view;
+    };
+    const call = (starts: Int32Array, lengths: Int32Array, handled: Uint8Array, inTemplate = template): number =>
+      cryptDigits(context, inTemplate, false, Uint8Array.of(4), true, bytes, starts, lengths, handled);
+    // Rewriting a field would move or change these: a place read later, a flag, the template.
+    expect(() => call(at(20, [100, 150]), Int32Array.of(9, 9), new Uint8Array(2))).toThrow(/share memory/);
+    expect(() => call(Int32Array.of(100, 150), at(40, [9, 9]), new Uint8Array(2))).toThrow(/share memory/);
+    expect(() => call(Int32Array.of(100, 150), Int32Array.of(9, 9), bytes.subarray(60, 62))).toThrow(/share memory/);
+    bytes.set(template, 80);
+    expect(() => call(Int32Array.of(100, 150), Int32Array.of(9, 9), new Uint8Array(2), bytes.subarray(80, 89))).toThrow(/share memory/);
+    expect(Array.from(bytes.subarray(100))).toEqual(Array.from(before.subarray(100)));
+    // Apart, the same call rewrites both fields.
+    expect(call(Int32Array.of(100, 150), Int32Array.of(9, 9), new Uint8Array(2))).toBe(2);
+    expect(Array.from(bytes.subarray(150, 159))).not.toEqual(spelled);
   });
 
   it('an addon whose cryptDigitsInPlace disagrees with its crypt fails the load-time check', () => {
