@@ -43,9 +43,9 @@ export interface ValueProtection {
   /**
    * Present for fpe of a kind that can work in place (ssn, ccn, date): unprotect of values that
    * lie as UTF-8 bytes in other buffers (a result set's fields), rewritten where they lie.
-   * `handled` is all 0 on entry; handled[i] = 1 where value i now holds exactly the bytes
-   * `unprotect` gives for its text; 0 where it was left untouched (another spelling, no value of
-   * the kind), for `unprotect` to decide. Bounded work per value, no permutation table: fit to
+   * handled[i] = 1 where value i now holds exactly the bytes `unprotect` gives for its text; 0
+   * where it was left untouched (another spelling, no value of the kind), for `unprotect` to
+   * decide (whatever `handled` held before). Bounded work per value, no permutation table: fit to
    * run inline.
    */
   readonly unprotectInPlace?: UnprotectInPlace;

@@ -190,12 +190,13 @@ export const ccnKind: KindHandler = {
   },
 
   /**
-   * fpe over bytes in place: any spelling the kind accepts (they all keep their length); handled
-   * is all 0 on entry. Where the cipher can, the numbers of the first layout found go through it
-   * in place; the rest digit by digit here.
+   * fpe over bytes in place: any spelling the kind accepts (they all keep their length). Where
+   * the cipher can, the numbers of the first layout found go through it in place; the rest digit
+   * by digit here.
    */
   fpeInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {
     const { count, buffers, starts, lengths } = fields;
+    handled.fill(0, 0, count);
     // The layout of the first card number, where the cipher rewrites digits in place itself.
     for (let i = 0; i < count && cipher.cryptDigitsInPlace !== undefined; i++) {
       const bytes = buffers[i] as Uint8Array;

@@ -230,8 +230,9 @@ let memberScratch = new Int32Array(512);
 
 /** fpe in place of the ISO spelling YYYY-MM-DD (what PostgreSQL prints); other spellings go to fpeDates. */
 function fpeIsoDatesInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {
-  if (cipher.cryptIntegerRun === undefined) return;
   const { count, buffers, starts, lengths } = fields;
+  handled.fill(0, 0, count);
+  if (cipher.cryptIntegerRun === undefined) return;
   if (rankScratch.length < count) {
     rankScratch = new Int32Array(count);
     outScratch = new Int32Array(count);

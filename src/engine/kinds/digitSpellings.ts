@@ -73,13 +73,14 @@ export class DigitSpellings {
 
 /**
  * fpeAllDigits over values in bytes, in place, for the values that spell one of `spellings` (see
- * KindHandler.fpeInPlace; handled is all 0 on entry). Where the cipher can, the fields of the first
- * spelling found go through it in place; the rest digit by digit here.
+ * KindHandler.fpeInPlace). Where the cipher can, the fields of the first spelling found go
+ * through it in place; the rest digit by digit here.
  */
 export function fpeAllDigitsInPlace(
   fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array, spellings: DigitSpellings, tweaks: LayoutTweaks,
 ): void {
   const { count, buffers, starts, lengths } = fields;
+  handled.fill(0, 0, count);
   // The spelling of the first value that has one, where the cipher rewrites digits in place itself.
   for (let i = 0; i < count && cipher.cryptDigitsInPlace !== undefined; i++) {
     const first = spellings.matchInto(buffers[i] as Uint8Array, starts[i] as number, lengths[i] as number, probe, 0);

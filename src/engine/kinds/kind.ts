@@ -37,7 +37,7 @@ export interface KindHandler {
    * card numbers, ISO dates). Sets handled[i] = 1 where value i was rewritten, to exactly the
    * UTF-8 bytes of `fpe([its text])[0]`; leaves handled[i] = 0 and the bytes untouched for the
    * rest (another spelling, no value of the kind, a domain below FF1's), which the caller sends
-   * through `fpe`. `handled` is all 0 on entry. Never builds a permutation table: its work per
+   * through `fpe`. `handled` is written, not read. Never builds a permutation table: its work per
    * value is bounded.
    */
   fpeInPlace?(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void;

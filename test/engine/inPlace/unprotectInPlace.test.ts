@@ -48,7 +48,8 @@ async function checkLaidOut(kind: string, values: readonly Buffer[], shared: boo
   if (unprotectInPlace === undefined) throw new Error(`${kind} has no unprotect in place`);
   const { fields, buffers } = asFields(values, shared);
   const before = buffers.map((b) => Buffer.from(b));
-  const handled = new Uint8Array(values.length);
+  // Flags left from an earlier call: handled is written, never read.
+  const handled = new Uint8Array(values.length).fill(1);
   unprotectInPlace(fields, handled);
   const texts = values.map((v) => v.toString('utf8'));
   const viaText = await engine.unprotect(kind, texts, options);
