@@ -57,22 +57,18 @@ function integerRunAsBits(ff1: FF1, bits: number, domain: number, values: Int32A
   const output = count <= bitsOutScratch.length ? bitsOutScratch.subarray(0, count) : new Uint32Array(count);
   const pending = pendingScratch;
   try {
-    for (let j = 0; j < count; j++) input[j] = values[j] as number;
-    if (!ff1.cryptBitsRun(bits, input, tweak, decrypt, output)) return false;
-    // What landed past the domain goes again; input's first entries are free to hold it.
-    let walking = 0;
     for (let j = 0; j < count; j++) {
-      const y = output[j] as number;
-      if (y < domain) {
-        out[j] = y;
-        continue;
-      }
-      pending[walking] = j;
-      input[walking++] = y;
+      input[j] = values[j] as number;
+      pending[j] = j;
     }
-    while (walking > 0) {
-      const next = output.subarray(0, walking);
-      ff1.cryptBitsRun(bits, input.subarray(0, walking), tweak, decrypt, next);
+    // Every value goes once; what lands past the domain goes again (input's first entries hold it).
+    let walking = count;
+    for (let pass = 0; walking > 0; pass++) {
+      const next = pass === 0 ? output : output.subarray(0, walking);
+      if (!ff1.cryptBitsRun(bits, pass === 0 ? input : input.subarray(0, walking), tweak, decrypt, next)) {
+        if (pass > 0) throw new Error('FF1 refused a cycle walk it had begun');
+        return false;
+      }
       let stillWalking = 0;
       for (let g = 0; g < walking; g++) {
         const y = next[g] as number;
