@@ -27,6 +27,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,8 +76,20 @@ static napi_value create_context(napi_env env, napi_callback_info info) {
   return tagged_handle(env, context, finalize_context, &CONTEXT_TAG, "createContext");
 }
 
-Ff1Context *ff1_context_of(napi_env env, napi_value value) {
-  return (Ff1Context *)handle_data(env, value, &CONTEXT_TAG);
+Ff1Context *ff1_call(napi_env env, napi_callback_info info, size_t count, napi_value *argv, const char *what) {
+  char message[96];
+  size_t argc = count;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != count) {
+    snprintf(message, sizeof(message), "%s takes %zu arguments", what, count);
+    throw_type(env, message);
+    return NULL;
+  }
+  Ff1Context *context = (Ff1Context *)handle_data(env, argv[0], &CONTEXT_TAG);
+  if (context == NULL) {
+    snprintf(message, sizeof(message), "%s: the first argument must be a handle from createContext", what);
+    throw_type(env, message);
+  }
+  return context;
 }
 
 /*
@@ -214,13 +227,9 @@ int ff1_crypt_lanes(Ff1Context *context, uint32_t radix, uint32_t n, uint64_t mo
 }
 
 static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
   napi_value argv[8];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return throw_type(env, "crypt: bad call");
-  if (argc != 8) return throw_type(env, "crypt takes 8 arguments");
-
-  Ff1Context *context = (Ff1Context *)handle_data(env, argv[0], &CONTEXT_TAG);
-  if (context == NULL) return throw_type(env, "crypt: the first argument must be a handle from createContext");
+  Ff1Context *context = ff1_call(env, info, 8, argv, "crypt");
+  if (context == NULL) return NULL;
   uint32_t radix, n;
   if (!integer_in(env, argv[1], 2, MAX_RADIX, &radix)) return throw_range(env, "crypt: radix must be an integer from 2 to 65536");
   if (!integer_in(env, argv[2], 2, 128, &n)) return throw_range(env, "crypt: n must be an integer from 2 to 128");
@@ -291,12 +300,9 @@ static napi_value ff1_crypt(napi_env env, napi_callback_info info) {
  * integer domains (dates) have them: no numeral per bit to write, read or check.
  */
 static napi_value ff1_crypt_bits(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
   napi_value argv[6];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return throw_type(env, "cryptBits: bad call");
-  if (argc != 6) return throw_type(env, "cryptBits takes 6 arguments");
-  Ff1Context *context = (Ff1Context *)handle_data(env, argv[0], &CONTEXT_TAG);
-  if (context == NULL) return throw_type(env, "cryptBits: the first argument must be a handle from createContext");
+  Ff1Context *context = ff1_call(env, info, 6, argv, "cryptBits");
+  if (context == NULL) return NULL;
   uint32_t n;
   /* 2^20 is the first power of two past FF1's 10^6; 32 bits fill the integers. */
   if (!integer_in(env, argv[1], 20, 32, &n)) return throw_range(env, "cryptBits: n must be an integer from 20 to 32");

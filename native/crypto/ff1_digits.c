@@ -82,12 +82,9 @@ static void write_digits(uint8_t *field, const uint8_t *template, uint32_t lengt
 }
 
 napi_value ff1_crypt_digits_in_place(napi_env env, napi_callback_info info) {
-  size_t argc = 9;
   napi_value argv[9];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return throw_type(env, "cryptDigitsInPlace: bad call");
-  if (argc != 9) return throw_type(env, "cryptDigitsInPlace takes 9 arguments");
-  Ff1Context *context = ff1_context_of(env, argv[0]);
-  if (context == NULL) return throw_type(env, "cryptDigitsInPlace: the first argument must be a handle from createContext");
+  Ff1Context *context = ff1_call(env, info, 9, argv, "cryptDigitsInPlace");
+  if (context == NULL) return NULL;
   void *template_data, *tweak_data, *bytes_data, *starts_data, *lengths_data, *handled_data;
   size_t template_length, tweak_length, bytes_length, count, lengths_count, handled_count;
   bool luhn, decrypt;

@@ -72,8 +72,11 @@ int ff1_crypt_lanes(Ff1Context *context, uint32_t radix, uint32_t n, uint64_t mo
 int ff1_crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count,
                     const Ff1Tweaks *tweaks, bool decrypt);
 
-/* The context of a createContext handle; NULL for anything else. */
-Ff1Context *ff1_context_of(napi_env env, napi_value value);
+/*
+ * An FF1 call's `count` arguments into argv and the context its first one holds (a createContext
+ * handle); NULL, with a TypeError pending that names `what`, for another count or handle.
+ */
+Ff1Context *ff1_call(napi_env env, napi_callback_info info, size_t count, napi_value *argv, const char *what);
 
 /* cryptDigitsInPlace (ff1_digits.c). */
 napi_value ff1_crypt_digits_in_place(napi_env env, napi_callback_info info);
