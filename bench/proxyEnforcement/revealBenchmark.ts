@@ -141,6 +141,10 @@ async function main(): Promise<void> {
       `(proxy CPU ${pass.proxyMicrosPerRow.toFixed(2)} µs/row); revealed ${Math.round(reveal.rowsPerSecond)} rows/s (proxy CPU ${reveal.proxyMicrosPerRow.toFixed(2)} µs/row)\n`);
     process.stdout.write(`reveal / pass: ${(reveal.rowsPerSecond / pass.rowsPerSecond).toFixed(2)} x rows/s, ` +
       `${(pass.proxyMicrosPerRow / reveal.proxyMicrosPerRow).toFixed(2)} x by the proxy's CPU per row; reveal / direct ${(reveal.rowsPerSecond / direct.rowsPerSecond).toFixed(2)} x rows/s\n`);
+    // The same ratio taken within each round, where both targets met the same machine: steadier when its speed drifts.
+    const passRounds = results.get(targets[1]?.label ?? '') ?? [];
+    const perRound = (results.get(targets[2]?.label ?? '') ?? []).map((m, r) => m.rowsPerSecond / (passRounds[r]?.rowsPerSecond ?? Number.NaN)).sort((a, b) => a - b);
+    process.stdout.write(`reveal / pass within each round: median ${median(perRound).toFixed(2)} x rows/s (rounds ${perRound[0]?.toFixed(2)}–${perRound.at(-1)?.toFixed(2)})\n`);
   } finally {
     for (const step of cleanup) await step().catch((error: unknown) => process.stderr.write(`cleanup: ${String(error)}\n`));
   }
