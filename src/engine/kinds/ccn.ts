@@ -116,6 +116,8 @@ export function isLuhnValidCcn(value: string): boolean {
 
 /** The first card number's digits in fpeInPlace, read only to learn its layout (wiped at once). */
 const probe = new Uint16Array(MAX_DIGITS);
+/** How many values fpeInPlace reads for a first layout: a batch of other values is not parsed twice. */
+const FIRST_LAYOUT_TRIES = 16;
 
 /** fpeOne's digits and card bodies (one per body length), reused: a call is synchronous. */
 const oneDigits = new Uint16Array(MAX_DIGITS);
@@ -197,18 +199,18 @@ export const ccnKind: KindHandler = {
   fpeInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {
     const { count, buffers, starts, lengths } = fields;
     handled.fill(0, 0, count);
-    // The layout of the first card number, where the cipher rewrites digits in place itself.
-    for (let i = 0; i < count && cipher.cryptDigitsInPlace !== undefined; i++) {
+    // The layout of the first card number (among the first few values), where the cipher rewrites digits in place itself.
+    for (let i = 0; i < Math.min(count, FIRST_LAYOUT_TRIES) && cipher.cryptDigitsInPlace !== undefined; i++) {
       const bytes = buffers[i] as Uint8Array;
       const start = starts[i] as number;
       const length = lengths[i] as number;
       const layoutKey = parseCodesInto(bytes, start, length, probe, 0);
       if (layoutKey < 0) continue;
-      probe.fill(0);
       const tweak = tweakFor(layoutKey, String.fromCharCode(...bytes.subarray(start, start + length)));
       cryptTemplateFieldsInPlace(fields, cipher, templateOf(bytes, start, length), true, tweak, direction, handled);
       break;
     }
+    probe.fill(0);
     const groups = new NumeralGroups(count, MAX_DIGITS);
     const checkDelta = new Uint8Array(count);
     try {

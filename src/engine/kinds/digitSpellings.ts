@@ -6,6 +6,8 @@ import { cryptTemplateFieldsInPlace } from './templateFieldsInPlace.js';
 
 /** The first spelled value's digits, read only to learn its spelling (wiped at once). */
 const probe = new Uint16Array(64);
+/** How many values are read for a first spelling: a batch of other values is not read twice. */
+const FIRST_SPELLING_TRIES = 16;
 
 const CODE_0 = 48;
 const CODE_9 = 57;
@@ -81,15 +83,15 @@ export function fpeAllDigitsInPlace(
 ): void {
   const { count, buffers, starts, lengths } = fields;
   handled.fill(0, 0, count);
-  // The spelling of the first value that has one, where the cipher rewrites digits in place itself.
-  for (let i = 0; i < count && cipher.cryptDigitsInPlace !== undefined; i++) {
+  // The spelling of the first value that has one (among the first few), where the cipher rewrites digits in place itself.
+  for (let i = 0; i < Math.min(count, FIRST_SPELLING_TRIES) && cipher.cryptDigitsInPlace !== undefined; i++) {
     const first = spellings.matchInto(buffers[i] as Uint8Array, starts[i] as number, lengths[i] as number, probe, 0);
     if (first < 0) continue;
-    probe.fill(0);
     const layout = spellings.layouts[first] as string;
     cryptTemplateFieldsInPlace(fields, cipher, spellings.template(first), false, tweaks.get(layout), direction, handled);
     break;
   }
+  probe.fill(0);
   const groups = new NumeralGroups(count, spellings.maxDigits);
   try {
     for (let i = 0; i < count; i++) {
