@@ -58,9 +58,9 @@ export interface FpeCipher {
    * a digit place, any other byte itself) and have handled[i] = 0, written back where they lie;
    * with `luhn`, the last digit is left out and then set so the field's Luhn state is kept (ccn).
    * handled[i] becomes 1 for each field rewritten. The fields come in order and do not overlap
-   * (a RangeError otherwise, before anything is written). False, nothing done, where this cipher has no
-   * such path (no native build): the caller does it digit by digit. The template has 6 to 30
-   * digit places (besides the check digit).
+   * (a RangeError otherwise, before anything is written). False, nothing done, where this cipher
+   * has no such path (no native build): the caller does it digit by digit. The template has 6 to
+   * 30 digit places (besides the check digit).
    */
   cryptDigitsInPlace?(
     template: Uint8Array, luhn: boolean, tweak: Tweak, decrypt: boolean, bytes: Uint8Array, starts: Int32Array, lengths: Int32Array, handled: Uint8Array,

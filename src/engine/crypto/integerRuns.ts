@@ -22,6 +22,7 @@ const integerNext = new ScratchNumerals();
 /** The bits path's integers in and out. */
 let bitsInScratch = new Uint32Array(512);
 let bitsOutScratch = new Uint32Array(512);
+/** Past this many values a run gets arrays of its own: one huge batch does not pin its memory. */
 const MAX_KEPT_BITS = 1 << 16;
 
 /** The number whose bits (most significant first) are bits[start, start + count), count ≤ 31. */
@@ -48,7 +49,6 @@ export function cryptIntegerRunWith(ff1: FF1, bits: number, domain: number, valu
  */
 function integerRunAsBits(ff1: FF1, bits: number, domain: number, values: Int32Array, tweak: Tweak, decrypt: boolean, out: Int32Array): boolean {
   const count = values.length;
-  // A huge run gets arrays of its own: one batch does not pin its memory.
   if (bitsInScratch.length < count && count <= MAX_KEPT_BITS) {
     bitsInScratch = new Uint32Array(count);
     bitsOutScratch = new Uint32Array(count);
