@@ -93,27 +93,32 @@ export class DataRowBatch {
 
   /**
    * The slot's present (not NULL) fields as byte ranges of their frames, for a rewrite in place
-   * (the frames' own memory: write() then copies what was written there), and each one's row.
+   * (the frames' own memory: write() then copies what was written there), each one's row, and
+   * how many present fields were left out (said longer than their row: the string way's).
    */
-  presentFields(slot: number): { fields: ByteFields; rowOf: Int32Array } {
+  presentFields(slot: number): { fields: ByteFields; rowOf: Int32Array; leftOut: number } {
     const slots = this.fieldIndexes.length;
     const count = this.rowCount;
     const buffers: Buffer[] = [];
     const starts = new Int32Array(count);
     const lengths = new Int32Array(count);
     const rowOf = new Int32Array(count);
+    let leftOut = 0;
     for (let row = 0, at = slot; row < count; row++, at += slots) {
       const length = this.lengths[at] as number;
       if (length === ABSENT) continue;
       // A field said longer than its row (a malformed upstream message) stays on the string way.
-      if ((this.starts[at] as number) + length > (this.rowEnds[row] as number)) continue;
+      if ((this.starts[at] as number) + length > (this.rowEnds[row] as number)) {
+        leftOut++;
+        continue;
+      }
       const k = buffers.length;
       starts[k] = this.starts[at] as number;
       lengths[k] = length;
       rowOf[k] = row;
       buffers.push(this.rowFrames[row] as Buffer);
     }
-    return { fields: { count: buffers.length, buffers, starts, lengths }, rowOf };
+    return { fields: { count: buffers.length, buffers, starts, lengths }, rowOf, leftOut };
   }
 
   change(row: number, slot: number, value: string | Buffer | null): void {

@@ -64,9 +64,17 @@ export async function rewriteDataRows(
 ): Promise<Buffer> {
   const batch = new DataRowBatch(frames, fieldIndexes(plan), rows);
   const doneInPlace = inPlace === undefined ? [] : await unprotectInPlaceWhereAble(batch, plan, inPlace, dateStyle, metrics);
-  await Promise.all(plan.fields.map((field, slot) => rewriteField(batch, slot, field, engine, metrics, dateStyle, doneInPlace[slot])));
+  const rest: Promise<void>[] = [];
+  plan.fields.forEach((field, slot) => {
+    const done = doneInPlace[slot];
+    if (done !== EVERY_FIELD) rest.push(rewriteField(batch, slot, field, engine, metrics, dateStyle, done));
+  });
+  if (rest.length > 0) await Promise.all(rest);
   return batch.write();
 }
+
+/** A slot whose every present field was rewritten in place: nothing of it is left for the string way. */
+const EVERY_FIELD = new Uint8Array(0);
 
 /**
  * Plain unprotect of text a kind may rewrite byte for byte: not bpchar (its padding is put back
@@ -79,7 +87,10 @@ function rewritesInPlace(field: PlannedField, dateStyle: DateStyle): boolean {
 /** Values unprotected in place per loop turn, all columns together: a long batch lets the loop turn between runs. */
 const IN_PLACE_PER_TURN = 512;
 
-/** Per planned slot, the rows whose field was unprotected in place (1), for the slots that can be. */
+/**
+ * Per planned slot, the rows whose field was unprotected in place (1), for the slots that can
+ * be; EVERY_FIELD where that is all of the slot's present fields.
+ */
 async function unprotectInPlaceWhereAble(
   batch: DataRowBatch, plan: ResultPlan, inPlace: InPlaceUnprotection, dateStyle: DateStyle, metrics: PolicyMetrics,
 ): Promise<(Uint8Array | undefined)[]> {
@@ -89,7 +100,7 @@ async function unprotectInPlaceWhereAble(
     const field = plan.fields[slot] as PlannedField;
     const unprotect = rewritesInPlace(field, dateStyle) ? inPlace(field.policy) : undefined;
     if (unprotect === undefined) continue;
-    const { fields, rowOf } = batch.presentFields(slot);
+    const { fields, rowOf, leftOut } = batch.presentFields(slot);
     const handled = new Uint8Array(fields.count);
     for (let from = 0; from < fields.count;) {
       if (thisTurn >= IN_PLACE_PER_TURN) {
@@ -104,14 +115,17 @@ async function unprotectInPlaceWhereAble(
       thisTurn += to - from;
       from = to;
     }
-    const done = new Uint8Array(batch.rowCount);
     let count = 0;
-    for (let k = 0; k < fields.count; k++) {
-      if (handled[k] !== 1) continue;
-      done[rowOf[k] as number] = 1;
-      count++;
-    }
+    for (let k = 0; k < fields.count; k++) count += handled[k] as number;
     metrics.valuesRevealed += count;
+    if (count === fields.count && leftOut === 0) {
+      doneRows[slot] = EVERY_FIELD;
+      continue;
+    }
+    const done = new Uint8Array(batch.rowCount);
+    for (let k = 0; k < fields.count; k++) {
+      if (handled[k] === 1) done[rowOf[k] as number] = 1;
+    }
     doneRows[slot] = done;
   }
   return doneRows;
