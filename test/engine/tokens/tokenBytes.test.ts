@@ -72,8 +72,8 @@ describe('FixedWidthBase', () => {
         expect([...text].length).toBe(bytes.length ? codec.width(bytes.length) : 0); // width(0) is -0
         if (bytes.length) expect(Buffer.from(codec.decode(text) as Uint8Array)).toEqual(Buffer.from(bytes));
       }), { numRuns: 400 });
-      // Longest, all zeros, all ones and past the switch to BigInt.
-      for (const n of [1, 2, 3, 13, 14, 32, 63, 64, 65, 100, 300]) {
+      // Longest, all zeros, all ones, either side of the switch to limbs (16) and to BigInt (64).
+      for (const n of [1, 2, 3, 13, 14, 15, 16, 17, 32, 63, 64, 65, 100, 300]) {
         for (const fill of [0, 1, 0x80, 0xff]) {
           const bytes = new Uint8Array(n).fill(fill);
           expect(codec.encode(bytes)).toBe(reference.encode(bytes));
