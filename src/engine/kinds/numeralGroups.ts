@@ -94,32 +94,36 @@ export class NumeralGroups {
    */
   crypt(cipher: FpeCipher, radix: number, decrypt: boolean, write: (i: number, result: Uint16Array, at: number, n: number) => void): void {
     const { numerals, stride, count } = this;
+    // The first group's run is where its values were parsed.
     if (this.firstCount > 0) {
-      const n = this.firstN;
-      const members = this.firstMembers;
-      const result = resultNumerals.take(this.firstCount * n);
-      try {
-        if (cipher.cryptNumeralRun?.(radix, n, numerals.subarray(0, this.firstCount * n), this.firstTweak, decrypt, result) === true) {
-          for (let g = 0; g < this.firstCount; g++) write(members[g] as number, result, g * n, n);
-        }
-      } finally {
-        result.fill(0);
-      }
+      const run = numerals.subarray(0, this.firstCount * this.firstN);
+      cryptRun(cipher, radix, decrypt, run, this.firstN, this.firstTweak, this.firstMembers, this.firstCount, write);
     }
     for (const { n, tweak, members } of this.byKey.values()) {
       const run = runNumerals.take(members.length * n);
-      const result = resultNumerals.take(members.length * n);
       try {
         for (let g = 0, at = 0; g < members.length; g++) {
           const from = (count + (members[g] as number)) * stride;
           for (let p = 0; p < n; p++) run[at++] = numerals[from + p] as number;
         }
-        if (cipher.cryptNumeralRun?.(radix, n, run, tweak, decrypt, result) !== true) continue;
-        for (let g = 0; g < members.length; g++) write(members[g] as number, result, g * n, n);
+        cryptRun(cipher, radix, decrypt, run, n, tweak, members, members.length, write);
       } finally {
         run.fill(0);
-        result.fill(0);
       }
     }
+  }
+}
+
+/** One group's run through the cipher, each member's result handed to `write`; skipped where the cipher declines it. */
+function cryptRun(
+  cipher: FpeCipher, radix: number, decrypt: boolean, run: Uint16Array, n: number, tweak: Tweak, members: ArrayLike<number>, memberCount: number,
+  write: (i: number, result: Uint16Array, at: number, n: number) => void,
+): void {
+  const result = resultNumerals.take(memberCount * n);
+  try {
+    if (cipher.cryptNumeralRun?.(radix, n, run, tweak, decrypt, result) !== true) return;
+    for (let g = 0; g < memberCount; g++) write(members[g] as number, result, g * n, n);
+  } finally {
+    result.fill(0);
   }
 }

@@ -10,9 +10,10 @@ const MAX_DIGITS = 30;
 /**
  * fpe radix 10 of the fields that spell `template` (0 a digit place, any other byte itself)
  * where they lie, through the cipher's cryptDigitsInPlace: one call per stretch of fields in one
- * buffer, in order and apart (a result set's rows sit several to a frame). handled[i] = 1 for each field rewritten;
- * every other field (all of them, where the cipher has no such path) is left to the caller's
- * digit-by-digit path. `luhn`: the last digit is a Luhn check digit, kept in its state (ccn).
+ * buffer, in order and apart (a result set's rows sit several to a frame). handled[i] = 1 for
+ * each field rewritten; every other field (all of them, where the cipher has no such path) is
+ * left to the caller's digit-by-digit path. `luhn`: the last digit is a Luhn check digit, kept
+ * in its state (ccn).
  */
 export function cryptTemplateFieldsInPlace(
   fields: ByteFields, cipher: FpeCipher, template: Uint8Array, luhn: boolean, tweak: Tweak, direction: FpeDirection, handled: Uint8Array,
