@@ -17,21 +17,30 @@
  *
  * Run: npx tsx bench/proxyEnforcement/hookBenchmark.ts   Environment: PGVEIL_BENCH_TRANSACTIONS
  * (default 200 000 per round; reveal: as many rows), PGVEIL_BENCH_ROUNDS (5), PGVEIL_BENCH_MODES
- * ("prepared,simple,insert-plain,insert-protected,reveal").
+ * ("prepared,simple,insert-plain,insert-protected,reveal"), PGVEIL_BENCH_BASELINE_DIST (the dist/
+ * folder of another build, e.g. a worktree of the last commit: its relay and hooks run in this same
+ * process, alternated with this build's, and each mode prints this build / baseline — steadier than
+ * two runs on a machine whose speed drifts).
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import pino from 'pino';
 import { relationOf, snapshotOf } from '../../test/proxy/enforcement/support/catalogFixtures.js';
 import { median } from '../proxy/benchProcesses.js';
 import { compiled } from '../compiled.js';
 
-const { createEngine } = await compiled<typeof import('../../src/engine/index.js')>('engine/index.js');
-const { parsePolicies } = await compiled<typeof import('../../src/policy/index.js')>('policy/index.js');
-const { createPolicyHooks } = await compiled<typeof import('../../src/proxy/enforcement/index.js')>('proxy/enforcement/index.js');
-const { SessionRelay } = await compiled<typeof import('../../src/proxy/session/sessionRelay.js')>('proxy/session/sessionRelay.js');
-const limits = await compiled<typeof import('../../src/proxy/protocol/messageLimits.js')>('proxy/protocol/messageLimits.js');
+/** What a run takes from a build: the relay, the policy hooks and what they are made of. */
+async function loadBuild(dist?: URL) {
+  return {
+    createEngine: (await compiled<typeof import('../../src/engine/index.js')>('engine/index.js', dist)).createEngine,
+    parsePolicies: (await compiled<typeof import('../../src/policy/index.js')>('policy/index.js', dist)).parsePolicies,
+    createPolicyHooks: (await compiled<typeof import('../../src/proxy/enforcement/index.js')>('proxy/enforcement/index.js', dist)).createPolicyHooks,
+    SessionRelay: (await compiled<typeof import('../../src/proxy/session/sessionRelay.js')>('proxy/session/sessionRelay.js', dist)).SessionRelay,
+    limits: await compiled<typeof import('../../src/proxy/protocol/messageLimits.js')>('proxy/protocol/messageLimits.js', dist),
+  };
+}
 const messages = await compiled<typeof import('../../src/proxy/protocol/messages.js')>('proxy/protocol/messages.js');
 
 const TRANSACTIONS = Number(process.env.PGVEIL_BENCH_TRANSACTIONS ?? 200_000);
@@ -98,15 +107,27 @@ const snapshot = snapshotOf([
   relationOf(BULK_OID, 'public', 'bulk', BULK_COLUMNS),
 ], { currentUser: 'bench', defaultSearchPath: '"$user", public' });
 
-const policySet = parsePolicies(POLICIES, 'policies.yaml');
-const engine = createEngine({ masterKey: randomBytes(32) });
-const hooks = await createPolicyHooks({
-  policies: { current: policySet, onChange: () => () => undefined },
-  engine,
-  upstream: { host: '127.0.0.1', port: 1, user: 'bench', password: 'unused', sslmode: 'disable' },
-  logger: pino({ level: 'silent' }),
-  catalogLoader: async () => snapshot,
-});
+const MASTER_KEY = randomBytes(32);
+
+/** A build's relay and policy hooks, over the same policies, catalog and key. */
+async function buildUnderTest(dist?: URL) {
+  const build = await loadBuild(dist);
+  const engine = build.createEngine({ masterKey: MASTER_KEY });
+  const hooks = await build.createPolicyHooks({
+    policies: { current: build.parsePolicies(POLICIES, 'policies.yaml'), onChange: () => () => undefined },
+    engine,
+    upstream: { host: '127.0.0.1', port: 1, user: 'bench', password: 'unused', sslmode: 'disable' },
+    logger: pino({ level: 'silent' }),
+    catalogLoader: async () => snapshot,
+  });
+  return { ...build, engine, hooks };
+}
+type Build = Awaited<ReturnType<typeof buildUnderTest>>;
+
+const BASELINE_DIST = process.env.PGVEIL_BENCH_BASELINE_DIST;
+const current = await buildUnderTest();
+const baseline = BASELINE_DIST === undefined ? undefined : await buildUnderTest(new URL(`${path.resolve(BASELINE_DIST)}/`, 'file:///'));
+const engine = current.engine;
 
 const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
 const EXECUTE = Buffer.from([0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0]); // Execute '' 0
@@ -182,15 +203,15 @@ interface Bench {
   readonly upstream: ByteSink;
 }
 
-function session(withHooks: boolean): Bench {
+function session(build: Build, withHooks: boolean): Bench {
   const client = new ByteSink();
   const upstream = new ByteSink();
-  const relay = new SessionRelay({
+  const relay = new build.SessionRelay({
     client: client as unknown as Duplex,
     upstream: upstream as unknown as Duplex,
-    hooksFactory: withHooks ? hooks.factory : undefined,
-    frontendLimits: limits.frontendMessageLimits(1 << 20),
-    backendLimits: limits.backendMessageLimits(),
+    hooksFactory: withHooks ? build.hooks.factory : undefined,
+    frontendLimits: build.limits.frontendMessageLimits(1 << 20),
+    backendLimits: build.limits.backendMessageLimits(),
     idleTimeoutMs: 0,
     logger: pino({ level: 'silent' }),
     cancelUpstream: () => undefined,
@@ -209,9 +230,10 @@ async function settle(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function run(mode: Mode, withHooks: boolean): Promise<number> {
+async function run(build: Build, mode: Mode, withHooks: boolean): Promise<number> {
   const workload = WORKLOADS[mode];
-  const bench = session(withHooks);
+  const bench = session(build, withHooks);
+  const hooks = build.hooks;
   if (workload.prepare !== undefined) {
     bench.client.emit('data', Buffer.concat([messages.parseMessage({ name: 'P0_1', sql: workload.prepare, paramTypes: [] }), SYNC]));
     await settle();
@@ -250,13 +272,15 @@ async function run(mode: Mode, withHooks: boolean): Promise<number> {
 
 const unitOf = (mode: Mode): string => (WORKLOADS[mode].rows === undefined ? 'transaction' : 'row');
 const results = new Map<string, number[]>();
+const builds: [string, Build][] = baseline === undefined ? [['', current]] : [['', current], [' (baseline)', baseline]];
 for (let round = 1; round <= ROUNDS; round++) {
   for (const mode of MODES) {
-    for (const withHooks of round % 2 ? [false, true] : [true, false]) {
-      const key = `${mode}/${withHooks ? 'policy' : 'none'}`;
-      const nanos = await run(mode, withHooks);
+    const variants = builds.flatMap(([label, build]) => [false, true].map((withHooks) => ({ label, build, withHooks })));
+    for (const { label, build, withHooks } of round % 2 ? variants : variants.reverse()) {
+      const key = `${mode}/${withHooks ? 'policy' : 'none'}${label}`;
+      const nanos = await run(build, mode, withHooks);
       results.set(key, [...(results.get(key) ?? []), nanos]);
-      process.stdout.write(`round ${round} ${key.padEnd(24)} ${(nanos / 1000).toFixed(2)} µs per ${unitOf(mode)}\n`);
+      process.stdout.write(`round ${round} ${key.padEnd(35)} ${(nanos / 1000).toFixed(2)} µs per ${unitOf(mode)}\n`);
     }
   }
 }
@@ -269,4 +293,16 @@ for (const mode of MODES) {
     process.stdout.write(`${mode.padEnd(17)} ${label.padEnd(8)} no policy ${(none / 1000).toFixed(2)} µs   policy file ${(policy / 1000).toFixed(2)} µs   the policy's own cost ${((policy - none) / 1000).toFixed(2)} µs per ${unitOf(mode)}\n`);
   }
 }
-hooks.close();
+if (baseline !== undefined) {
+  process.stdout.write(`\nthis build / baseline, median of the per-round ratios (below 1: this build is faster)\n`);
+  for (const mode of MODES) {
+    const ratios = (kind: string): string => {
+      const ours = results.get(`${mode}/${kind}`) ?? [];
+      const theirs = results.get(`${mode}/${kind} (baseline)`) ?? [];
+      return median(ours.map((nanos, i) => nanos / (theirs[i] as number))).toFixed(2);
+    };
+    process.stdout.write(`${mode.padEnd(17)} no policy ${ratios('none')}   policy file ${ratios('policy')}\n`);
+  }
+}
+current.hooks.close();
+baseline?.hooks.close();
