@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
 import { unknownSessionEffects } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
-import { certain, executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
+import { executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind, rewriteBindNow } from './writePath/bindRewriter.js';
 import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
@@ -211,11 +211,11 @@ export class FrontendPolicy {
     const target = readTarget(frame);
     if (target.target === 'S') {
       // What the reply says is kept only for a statement pgveil is sure the name holds.
-      const statement = certain(state.statements.candidates(target.name, state.batch)) ?? { ...NO_STATEMENT, paramTypes: [] };
+      const statement = state.statements.certain(target.name, state.batch) ?? { ...NO_STATEMENT, paramTypes: [] };
       statement.describeRequested = true;
       state.expectReply({ kind: 'describe-statement', statement, internal: false });
     } else {
-      const portal: PortalInfo = certain(state.portals.candidates(target.name, state.batch))
+      const portal: PortalInfo = state.portals.certain(target.name, state.batch)
         ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
       portal.describeRequested = true;
       state.expectReply({ kind: 'describe-portal', portal, internal: false });
@@ -230,7 +230,7 @@ export class FrontendPolicy {
   private execute(frame: Buffer): MessageVerdict {
     const state = this.state;
     const name = readExecutePortal(frame);
-    const known = certain(state.portals.candidates(name, state.batch));
+    const known = state.portals.certain(name, state.batch);
     // A portal pgveil is not sure of is described first: the server's RowDescription says what its rows hold.
     const portal: PortalInfo = known ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
     let prefix: Buffer | undefined;

@@ -36,6 +36,8 @@ export interface ChangeOptions {
 }
 
 export class ConfirmedNames<T> {
+  /** The unnamed statement or portal, most clients' usual one, kept apart from the map: no map work per transaction. */
+  private unnamed: T | undefined;
   private readonly confirmed = new Map<string, T>();
   private pending: PendingChange<T>[] = [];
 
@@ -52,28 +54,59 @@ export class ConfirmedNames<T> {
     if (change.settled) return;
     change.settled = true;
     if (outcome === 'done' && !change.doomed) {
-      if (change.name === EVERY_NAME) this.confirmed.clear();
-      else if (change.value === undefined) this.confirmed.delete(change.name);
-      else this.confirmed.set(change.name, change.value);
+      if (change.name === EVERY_NAME) this.clearConfirmed();
+      else this.confirm(change.name, change.value);
     } else if (outcome !== 'skipped' && change.failureClears && change.name !== EVERY_NAME) {
-      this.confirmed.delete(change.name);
+      this.confirm(change.name, undefined);
     }
     while (this.pending[0]?.settled === true) this.pending.shift();
     if (this.pending.length > 64 && this.pending.every((c) => c.settled)) this.pending = [];
   }
 
+  private confirm(name: string, value: T | undefined): void {
+    if (name === '') this.unnamed = value;
+    else if (value === undefined) this.confirmed.delete(name);
+    else this.confirmed.set(name, value);
+  }
+
+  private confirmedValue(name: string): T | undefined {
+    return name === '' ? this.unnamed : this.confirmed.get(name);
+  }
+
   /** Forgets every confirmed name (portals, at the end of a transaction); pending changes stay. */
   clearConfirmed(): void {
-    // Map.clear allocates a new table, and this runs at every transaction's end, usually for one portal.
+    this.unnamed = undefined;
+    // Map.clear allocates a new table, and this runs at every transaction's end.
     const confirmed = this.confirmed;
+    if (confirmed.size === 0) return;
     if (confirmed.size > 4) confirmed.clear();
     else for (const name of confirmed.keys()) confirmed.delete(name);
   }
 
+  /**
+   * What the name holds when a message of `batch` sent now runs, if that is one thing for sure
+   * (`candidates` has one entry); undefined otherwise. Allocates nothing in the usual cases.
+   */
+  certain(name: string, batch: number): T | undefined {
+    let value = this.confirmedValue(name);
+    for (const change of this.pending) {
+      if (change.settled || (change.name !== name && change.name !== EVERY_NAME)) continue;
+      if (change.doomed) {
+        if (change.failureClears) value = undefined;
+      } else if (change.batch === batch) {
+        value = change.name === EVERY_NAME ? undefined : change.value;
+      } else {
+        const candidates = this.candidates(name, batch); // a change of an earlier batch: possibly several
+        return candidates.length === 1 ? candidates[0] : undefined;
+      }
+    }
+    return value;
+  }
+
   /** What the name may hold when a message of `batch` sent now runs; undefined: nothing. */
   candidates(name: string, batch: number): (T | undefined)[] {
-    if (this.pending.length === 0) return [this.confirmed.get(name)];
-    let values: (T | undefined)[] = [this.confirmed.get(name)];
+    if (this.pending.length === 0) return [this.confirmedValue(name)];
+    let values: (T | undefined)[] = [this.confirmedValue(name)];
     for (const change of this.pending) {
       if (change.settled || (change.name !== name && change.name !== EVERY_NAME)) continue;
       const after = change.name === EVERY_NAME ? undefined : change.value;

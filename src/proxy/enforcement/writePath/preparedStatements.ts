@@ -14,11 +14,6 @@ import { paramsSignature } from './parameterSplit.js';
 
 const INVALID_STATEMENT_NAME = '26000';
 
-/** The one value the candidates agree on; undefined when there are several (or none). */
-export function certain<T>(candidates: readonly (T | undefined)[]): T | undefined {
-  return candidates.length === 1 ? candidates[0] : undefined;
-}
-
 function planSignature(statement: StatementInfo): string {
   const entries = [...statement.params].sort(([a], [b]) => a - b);
   const plans = entries.map(([n, plan]: [number, ParamPlan]) => `${n}:${plan.policy.key}:${plan.array}:${plan.columnType}:${statement.paramTypes[n - 1] ?? 0}`);
@@ -35,8 +30,9 @@ function planSignature(statement: StatementInfo): string {
  * from the server's own description of the portal.
  */
 export function statementForBind(state: PolicySessionState, name: string): StatementInfo | PolicyRefusal {
+  const sure = state.statements.certain(name, state.batch);
+  if (sure !== undefined) return sure; // the usual case
   const candidates = state.statements.candidates(name, state.batch);
-  // The usual case, one candidate, needs no filtering.
   const defined = candidates.length === 1 ? candidates : candidates.filter((candidate) => candidate !== undefined);
   const first = defined[0];
   if (first === undefined) {
