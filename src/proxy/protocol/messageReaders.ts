@@ -211,17 +211,18 @@ export function readBindValueLayout(frame: Buffer): BindValueLayout {
   reader.name();
   reader.name();
   const formatCount = reader.count();
-  const paramFormats: number[] = [];
-  for (let i = 0; i < formatCount; i++) paramFormats.push(reader.int16());
+  // Sized up front: a first push onto an empty array reserves room for 17, per Bind.
+  const paramFormats = new Array<number>(formatCount);
+  for (let i = 0; i < formatCount; i++) paramFormats[i] = reader.int16();
   const valuesAt = reader.pos;
   const valueCount = reader.count();
-  const starts: number[] = [];
-  const lengths: number[] = [];
+  const starts = new Array<number>(valueCount);
+  const lengths = new Array<number>(valueCount);
   for (let i = 0; i < valueCount; i++) {
     const length = reader.int32();
     if (length > 0 && reader.pos + length > frame.length) throw new RangeError('malformed message: truncated');
-    starts.push(reader.pos);
-    lengths.push(length < 0 ? -1 : length);
+    starts[i] = reader.pos;
+    lengths[i] = length < 0 ? -1 : length;
     if (length > 0) reader.pos += length;
   }
   const valuesEnd = reader.pos;

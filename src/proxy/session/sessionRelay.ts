@@ -160,6 +160,11 @@ export class SessionRelay {
       state.clearExpected();
       return forwarded ? message : DROP;
     }
+    if (bytes.length >= 5 && bytes.readInt32BE(1) + 1 === bytes.length) { // one message, the usual replacement
+      const forwarded = state.frontendMessage(bytes[0] as number);
+      state.clearExpected();
+      return forwarded ? bytes : DROP;
+    }
     const kept: Buffer[] = [];
     forEachFrame(bytes, (type, _first, start, end) => {
       if (state.frontendMessage(type)) kept.push(bytes.subarray(start, end));

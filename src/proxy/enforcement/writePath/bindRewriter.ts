@@ -105,12 +105,12 @@ function protectEach(protection: ValueProtection, group: ValueGroup, maxValueByt
   if (protection.method === 'fpe' || protection.method === 'tokenise') {
     for (const text of texts) if (isLongerThan(text, maxValueBytes)) throw protectionRefusal(policy, valueTooLong(maxValueBytes));
   }
-  const out: string[] = [];
+  const out: string[] = new Array<string>(texts.length);
   let failure: unknown;
   let invalidValue = false;
-  for (const text of texts) {
+  for (let i = 0; i < texts.length; i++) {
     try {
-      out.push(protection.protect(text));
+      out[i] = protection.protect(texts[i] as string);
     } catch (error) {
       // A batch reports invalid values before values too short to encrypt: keep the error it would give.
       const invalid = error instanceof ProtectionError && error.code === 'invalid_value';
@@ -150,8 +150,9 @@ function scalarGroups(
     let group: ValueGroup | undefined;
     for (const known of groups) if (known.policy === plan.policy) group = known;
     if (group === undefined) {
-      group = { policy: plan.policy, texts: [], indexes: [], binaryTypes: [] };
-      groups.push(group);
+      // Arrays of the first value, not empty ones: a first push reserves room for 17.
+      groups.push({ policy: plan.policy, texts: [text], indexes: [index], binaryTypes: [binary ? type : -1] });
+      continue;
     }
     group.texts.push(text);
     group.indexes.push(index);
