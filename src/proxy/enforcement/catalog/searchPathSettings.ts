@@ -31,7 +31,9 @@ const UNKNOWN_USER: UserValue = { kind: 'unknown' };
 const UNKNOWN_SETTINGS: PathSettings = { path: { kind: 'unknown' }, sessionUser: UNKNOWN_USER, role: UNKNOWN_USER };
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((name, i) => name === b[i]);
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false; // asked at every ReadyForQuery: no closure
+  return true;
 }
 
 interface Savepoint {

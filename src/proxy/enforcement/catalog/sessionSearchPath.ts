@@ -138,7 +138,7 @@ export class SessionSearchPath {
       if (kept.length !== this.pending.length) this.pendingChanges++;
       this.pending = kept;
     }
-    for (const changing of this.changing) if (changing <= this.settledThrough) this.changing.delete(changing);
+    if (this.changing.size > 0) for (const changing of this.changing) if (changing <= this.settledThrough) this.changing.delete(changing);
   }
 
   /** The confirmed settings (for tests and diagnostics). */
