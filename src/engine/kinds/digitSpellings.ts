@@ -1,5 +1,6 @@
 import type { FpeCipher } from '../crypto/fpeCipher.js';
-import { LayoutTweaks, digitRunLayout } from './digitTemplate.js';
+import { DOMAIN_TOO_SMALL, INVALID_VALUE, type ElementFailure } from '../errors.js';
+import { LayoutTweaks, NumeralScratch, cryptOneNumerals, digitRunLayout, withDigitCodes } from './digitTemplate.js';
 import type { ByteFields, FpeDirection } from './kind.js';
 import { NumeralGroups } from './numeralGroups.js';
 import { cryptTemplateFieldsInPlace } from './templateFieldsInPlace.js';
@@ -52,6 +53,30 @@ export class DigitSpellings {
         const want = template[p] as number;
         if (want === DIGIT_PLACE) {
           // Written so that a byte past the buffer (undefined) is no digit either.
+          if (!(code >= CODE_0 && code <= CODE_9)) break;
+          numerals[k++] = code - CODE_0;
+        } else if (code !== want) {
+          break;
+        }
+      }
+      if (p === length) return t;
+    }
+    return -1;
+  }
+
+  /** matchInto over the UTF-16 code units of a value given as a string. */
+  matchTextInto(text: string, numerals: Uint16Array, at: number): number {
+    const templates = this.templates;
+    const length = text.length;
+    for (let t = 0; t < templates.length; t++) {
+      const template = templates[t] as Uint8Array;
+      if (template.length !== length) continue;
+      let p = 0;
+      let k = at;
+      for (; p < length; p++) {
+        const code = text.charCodeAt(p);
+        const want = template[p] as number;
+        if (want === DIGIT_PLACE) {
           if (!(code >= CODE_0 && code <= CODE_9)) break;
           numerals[k++] = code - CODE_0;
         } else if (code !== want) {
@@ -117,4 +142,28 @@ export function fpeAllDigitsInPlace(
   } finally {
     groups.wipe();
   }
+}
+
+const oneNumerals = new NumeralScratch();
+
+/**
+ * fpeOneAllDigits for a kind whose valid values are exactly `spellings`: the same output, read in
+ * one pass (no pattern, no layout string to build and look up). The digits read are wiped.
+ */
+export function fpeOneSpelled(
+  value: string, direction: FpeDirection, cipher: FpeCipher, spellings: DigitSpellings, tweaks: LayoutTweaks,
+): string | ElementFailure {
+  const numerals = oneNumerals.get(spellings.maxDigits);
+  const template = spellings.matchTextInto(value, numerals, 0);
+  if (template < 0) {
+    numerals.fill(0); // a near miss may have left some of its digits
+    return INVALID_VALUE;
+  }
+  const n = spellings.digitCount(template);
+  const digits = n === numerals.length ? numerals : oneNumerals.get(n);
+  if (digits !== numerals) for (let k = 0; k < n; k++) digits[k] = numerals[k] as number;
+  const result = cryptOneNumerals(cipher, 10, digits, tweaks.get(spellings.layouts[template] as string), direction);
+  numerals.fill(0);
+  digits.fill(0);
+  return result ? withDigitCodes(value, result) : DOMAIN_TOO_SMALL;
 }

@@ -180,7 +180,7 @@ const codesByLength: number[][] = [];
 const LONGEST_REUSED_CODES = 128;
 
 /** withDigits, built from character codes in one String.fromCharCode call (cheaper than concatenating). */
-function withDigitCodes(value: string, digits: ArrayLike<number>): string {
+export function withDigitCodes(value: string, digits: ArrayLike<number>): string {
   const length = value.length;
   let codes = codesByLength[length];
   if (codes === undefined) {

@@ -6,8 +6,8 @@ import type { ElementFailure } from '../errors.js';
 import type { FpeCipher } from '../crypto/fpeCipher.js';
 import { MASK_CHAR, redactLayout } from '../methods/redact.js';
 import type { ByteFields, FpeDirection, KindHandler } from './kind.js';
-import { DigitSpellings, fpeAllDigitsInPlace } from './digitSpellings.js';
-import { LayoutTweaks, fpeAllDigits, fpeOneAllDigits, maskAllButLastDigits } from './digitTemplate.js';
+import { DigitSpellings, fpeAllDigitsInPlace, fpeOneSpelled } from './digitSpellings.js';
+import { LayoutTweaks, fpeAllDigits, maskAllButLastDigits } from './digitTemplate.js';
 
 const SSN = /^(?:\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4}|\d{9})$/;
 /** The same three spellings, for fpe in place over bytes. */
@@ -43,7 +43,7 @@ export const ssnKind: KindHandler = {
   },
 
   fpeOne(value: string, direction: FpeDirection, cipher: FpeCipher): string | ElementFailure {
-    return fpeOneAllDigits(value, direction, cipher, isSsn, tweaks);
+    return fpeOneSpelled(value, direction, cipher, SPELLINGS, tweaks);
   },
 
   fpeInPlace(fields: ByteFields, direction: FpeDirection, cipher: FpeCipher, handled: Uint8Array): void {

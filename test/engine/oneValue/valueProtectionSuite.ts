@@ -47,10 +47,20 @@ const CASES: readonly (readonly [Kind, ProtectOptions])[] = [
   ['email', { method: 'passthrough' }],
 ];
 
+/** Every spelling a kind takes, and near misses of them (other separators, mixed ones, a digit short). */
+const SPELLINGS: Partial<Record<Kind, fc.Arbitrary<string>>> = {
+  ssn: fc.tuple(
+    fc.stringMatching(/^\d{3}$/), fc.stringMatching(/^\d{2}$/), fc.stringMatching(/^\d{3,4}$/),
+    fc.constantFrom('-', ' ', '', '/', '.'), fc.constantFrom('-', ' ', '', '/'),
+  ).map(([area, group, serial, first, second]) => `${area}${first}${group}${second}${serial}`),
+};
+
 /** Values of the kind, other strings, and strings past the engine's bound. */
 function candidates(kind: Kind): fc.Arbitrary<string> {
+  const spellings = SPELLINGS[kind];
   return fc.oneof(
     { weight: 4, arbitrary: ARBITRARY[kind] },
+    ...(spellings === undefined ? [] : [{ weight: 4, arbitrary: spellings }]),
     { weight: 1, arbitrary: fc.string({ maxLength: 24 }) },
     { weight: 1, arbitrary: fc.stringMatching(/^[0-9 -]{0,24}$/) },
     { weight: 1, arbitrary: fc.string({ minLength: MAX_VALUE_BYTES + 1, maxLength: MAX_VALUE_BYTES + 40 }) },
