@@ -91,9 +91,20 @@ export class LayoutTweaks {
   }
 }
 
+/** A kind's fixed spellings (digitSpellings.ts' DigitSpellings), as fpeAllDigits reads values with them. */
+export interface SpellingReader {
+  /** The index of the spelling `text` has, its digits written to numerals[at…]; -1 for none. */
+  matchTextInto(text: string, numerals: Uint16Array, at: number): number;
+  digitCount(spelling: number): number;
+  /** digitRunLayout of each spelling. */
+  readonly layouts: readonly string[];
+  readonly maxDigits: number;
+}
+
 /**
  * fpe for kinds whose every digit is a free radix-10 numeral (ssn, phone): one cipher call for
- * the whole batch, each value tweaked by its layout, digits put back in the same template.
+ * the whole batch, each value tweaked by its layout, digits put back in the same template. A kind
+ * whose valid values are exactly a few spellings passes them: each value is then read in one pass.
  */
 export function fpeAllDigits(
   values: readonly string[],
@@ -101,17 +112,28 @@ export function fpeAllDigits(
   cipher: FpeCipher,
   isValid: (value: string) => boolean,
   tweaks: LayoutTweaks,
+  spellings?: SpellingReader,
 ): (string | ElementFailure)[] {
   const out = new Array<string | ElementFailure>(values.length).fill(INVALID_VALUE);
   const indexes: number[] = [];
   const numerals: Uint16Array[] = [];
   const valueTweaks: Uint8Array[] = [];
+  const read = spellings === undefined ? undefined : new Uint16Array(spellings.maxDigits);
   values.forEach((value, i) => {
+    if (spellings !== undefined && read !== undefined) {
+      const spelling = spellings.matchTextInto(value, read, 0);
+      if (spelling < 0) return;
+      indexes.push(i);
+      numerals.push(read.slice(0, spellings.digitCount(spelling)));
+      valueTweaks.push(tweaks.get(spellings.layouts[spelling] as string));
+      return;
+    }
     if (!isValid(value)) return;
     indexes.push(i);
     numerals.push(digitsOf(value));
     valueTweaks.push(tweaks.get(digitRunLayout(value)));
   });
+  read?.fill(0);
   if (indexes.length === 0) return out;
   const results = direction === 'encrypt'
     ? cipher.encryptNumerals(10, numerals, valueTweaks)

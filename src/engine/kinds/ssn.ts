@@ -39,7 +39,7 @@ export const ssnKind: KindHandler = {
 
   /** All nine digits as radix-10 numerals; the separators stay. */
   fpe(values: readonly string[], direction: FpeDirection, cipher: FpeCipher): (string | ElementFailure)[] {
-    return fpeAllDigits(values, direction, cipher, isSsn, tweaks);
+    return fpeAllDigits(values, direction, cipher, isSsn, tweaks, SPELLINGS);
   },
 
   fpeOne(value: string, direction: FpeDirection, cipher: FpeCipher): string | ElementFailure {
