@@ -42,6 +42,16 @@ export class DigitSpellings {
    * written whatever it returns.
    */
   matchInto(bytes: Uint8Array, start: number, length: number, numerals: Uint16Array, at: number): number {
+    return this.matchCodes(bytes, undefined, start, length, numerals, at);
+  }
+
+  /** matchInto for a value given as a string (its UTF-16 code units against the template's bytes). */
+  matchTextInto(text: string, numerals: Uint16Array, at: number): number {
+    return this.matchCodes(undefined, text, 0, text.length, numerals, at);
+  }
+
+  /** One loop for both: the codes of `text` when given, else of `bytes`. */
+  private matchCodes(bytes: Uint8Array | undefined, text: string | undefined, start: number, length: number, numerals: Uint16Array, at: number): number {
     const templates = this.templates;
     for (let t = 0; t < templates.length; t++) {
       const template = templates[t] as Uint8Array;
@@ -49,34 +59,10 @@ export class DigitSpellings {
       let p = 0;
       let k = at;
       for (; p < length; p++) {
-        const code = bytes[start + p] as number;
+        const code = text !== undefined ? text.charCodeAt(start + p) : ((bytes as Uint8Array)[start + p] as number);
         const want = template[p] as number;
         if (want === DIGIT_PLACE) {
           // Written so that a byte past the buffer (undefined) is no digit either.
-          if (!(code >= CODE_0 && code <= CODE_9)) break;
-          numerals[k++] = code - CODE_0;
-        } else if (code !== want) {
-          break;
-        }
-      }
-      if (p === length) return t;
-    }
-    return -1;
-  }
-
-  /** matchInto over the UTF-16 code units of a value given as a string. */
-  matchTextInto(text: string, numerals: Uint16Array, at: number): number {
-    const templates = this.templates;
-    const length = text.length;
-    for (let t = 0; t < templates.length; t++) {
-      const template = templates[t] as Uint8Array;
-      if (template.length !== length) continue;
-      let p = 0;
-      let k = at;
-      for (; p < length; p++) {
-        const code = text.charCodeAt(p);
-        const want = template[p] as number;
-        if (want === DIGIT_PLACE) {
           if (!(code >= CODE_0 && code <= CODE_9)) break;
           numerals[k++] = code - CODE_0;
         } else if (code !== want) {
