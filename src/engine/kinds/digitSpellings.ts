@@ -147,9 +147,13 @@ export function fpeOneSpelled(
   }
   const n = spellings.digitCount(template);
   const digits = n === numerals.length ? numerals : oneNumerals.get(n);
-  if (digits !== numerals) for (let k = 0; k < n; k++) digits[k] = numerals[k] as number;
-  const result = cryptOneNumerals(cipher, 10, digits, tweaks.get(spellings.layouts[template] as string), direction);
-  numerals.fill(0);
-  digits.fill(0);
+  let result: Uint16Array | null;
+  try {
+    if (digits !== numerals) for (let k = 0; k < n; k++) digits[k] = numerals[k] as number;
+    result = cryptOneNumerals(cipher, 10, digits, tweaks.get(spellings.layouts[template] as string), direction);
+  } finally {
+    numerals.fill(0);
+    digits.fill(0);
+  }
   return result ? withDigitCodes(value, result) : DOMAIN_TOO_SMALL;
 }
