@@ -155,12 +155,8 @@ export class SessionRelay {
    */
   private followForwarded(bytes: Buffer, message: Buffer): Buffer {
     const state = this.state;
-    if (bytes === message) {
-      const forwarded = state.frontendMessage(message[0] as number);
-      state.clearExpected();
-      return forwarded ? message : DROP;
-    }
-    if (bytes.length >= 5 && bytes.readInt32BE(1) + 1 === bytes.length) { // one message, the usual replacement
+    // One message: the frame itself, or the usual replacement.
+    if (bytes === message || (bytes.length >= 5 && bytes.readInt32BE(1) + 1 === bytes.length)) {
       const forwarded = state.frontendMessage(bytes[0] as number);
       state.clearExpected();
       return forwarded ? bytes : DROP;
