@@ -1,6 +1,8 @@
 /** Shared by the proxy benchmarks: child processes, their CPU time, medians. */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 /** User + system CPU seconds a process used so far (from /proc). */
 export function cpuSeconds(pid: number): number {
@@ -43,12 +45,45 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+const BENCH = new URL('../', import.meta.url);
+const BENCH_AS_JAVASCRIPT = new URL('../dist/bench/', BENCH);
+/** Relative imports a transpiled module still makes (type-only ones are gone). */
+const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)'(\.{1,2}\/[^']+)\.js'/g;
+
 /**
- * Runs one of this folder's process scripts; resolves once it printed its port. Extra Node options
- * (e.g. `--cpu-prof` to profile the proxy) come from PGVEIL_BENCH_NODE_OPTIONS.
+ * A bench script and the bench modules it imports, as JavaScript under dist/bench/ (the same
+ * layout as bench/); returns the script's path there. A measured process then runs on plain Node,
+ * as `pgveil serve` does: under tsx it would also run tsx's module loader on a thread of its own,
+ * whose garbage collections landed in the process's CPU time at random (0 to 10 µs per transaction).
+ */
+export function scriptAsJavaScript(script: URL, done = new Set<string>()): string {
+  const source = fileURLToPath(script);
+  const relative = source.slice(fileURLToPath(BENCH).length).replace(/\.ts$/, '.js');
+  const target = new URL(relative, BENCH_AS_JAVASCRIPT);
+  if (!done.has(source)) {
+    done.add(source);
+    const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      fileName: source,
+    });
+    for (const [, imported] of outputText.matchAll(RELATIVE_IMPORT)) {
+      const dependency = new URL(`${imported}.ts`, script);
+      if (!fileURLToPath(dependency).startsWith(fileURLToPath(BENCH))) throw new Error(`${relative} imports ${imported} at run time: bench scripts import the library from dist/ (compiled.ts)`);
+      scriptAsJavaScript(dependency, done);
+    }
+    mkdirSync(new URL('.', target), { recursive: true });
+    writeFileSync(target, outputText);
+  }
+  return fileURLToPath(target);
+}
+
+/**
+ * Runs one of this folder's process scripts on plain Node (scriptAsJavaScript); resolves once it
+ * printed its port. Extra Node options (e.g. `--cpu-prof` to profile the proxy) come from
+ * PGVEIL_BENCH_NODE_OPTIONS.
  */
 export function startProcess(script: string, env: Record<string, string>): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...(process.env.PGVEIL_BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean), '--import', 'tsx', new URL(script, import.meta.url).pathname], {
+  const child = spawn(process.execPath, [...(process.env.PGVEIL_BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean), scriptAsJavaScript(new URL(script, import.meta.url))], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
