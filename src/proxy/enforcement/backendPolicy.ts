@@ -13,10 +13,11 @@ import { CopyOutRewriter } from './readPath/copyOutRewriter.js';
 import { BinaryCopyOutRewriter } from './readPath/binaryCopyOutRewriter.js';
 import type { CopyStream } from './writePath/copyTargets.js';
 import type { PolicySessionState } from './policySessionState.js';
-import { settleUnanswered, type ExpectedReply, type PortalInfo } from './expectedReplies.js';
-import { namesTableColumns, planResult, type ResultPlan } from './readPath/resultPlan.js';
+import { settleUnanswered, type ExpectedReply } from './expectedReplies.js';
+import type { ResultPlan } from './readPath/resultPlan.js';
+import { DescribedResults } from './readPath/describedResults.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
-import { commandTag, commandTagStartsWith, frameCount, readParameterDescription, readParameterStatus, readRowDescription, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
+import { commandTag, commandTagStartsWith, frameCount, readParameterDescription, readParameterStatus, readyForQueryStatus } from '../protocol/messageReaders.js';
 import { parameterDescriptionMessage } from '../protocol/messages.js';
 
 /**
@@ -26,7 +27,6 @@ import { parameterDescriptionMessage } from '../protocol/messages.js';
  */
 const BATCH_ROWS = 2048;
 const BATCH_BYTES = 1 << 20;
-const FIRST_NORMAL_OID = 16384;
 /** Command tags of statements that may change the catalog. */
 const DDL_TAG_WORDS = ['CREATE', 'ALTER', 'DROP', 'IMPORT', 'REFRESH', 'SECURITY LABEL'];
 
@@ -46,39 +46,20 @@ function plaintextColumns(fields: RevealingFields): string[] {
   return columns;
 }
 
-/** A plan derived from a description under some policies and result formats. */
-interface KnownPlan {
-  readonly policies: ColumnPolicies;
-  readonly formats: readonly number[] | undefined;
-  readonly plan: ResultPlan | undefined;
-}
-
-function sameFormats(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 export class BackendPolicy {
   /** The plan of the current simple-query result set. */
   private queryPlan: ResultPlan | undefined;
-  /** The last RowDescription read, as bytes and fields: a statement run again is described alike. */
-  private lastDescription: Buffer | undefined;
-  private lastFields: readonly FieldDescription[] = [];
-  /** Plans per description (the same fields object while its RowDescription repeats). */
-  private readonly plans = new WeakMap<readonly FieldDescription[], KnownPlan>();
   private copyOut: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
   private held: Buffer[] = [];
   /** The rows the held frames hold (a DataRow frame may hold several back to back). */
   private heldRows = 0;
   private heldBytes = 0;
   private heldRewrite: Rewrite | undefined;
-  /** The last fields whose every table the catalog knew, and the policies it knew them under. */
-  private knownFields: readonly FieldDescription[] | undefined;
-  private knownUnder: ColumnPolicies | undefined;
+  private readonly described: DescribedResults;
 
-  constructor(private readonly state: PolicySessionState) {}
+  constructor(private readonly state: PolicySessionState) {
+    this.described = new DescribedResults(state);
+  }
 
   handle(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const type = frame[0] as number;
@@ -124,7 +105,7 @@ export class BackendPolicy {
     if (head?.kind === 'execute' && head.portal !== undefined && head.portal.readPlan === undefined && this.state.policiesNow() === undefined) {
       return this.state.policies().then(() => this.dataRow(frame, head));
     }
-    const plan = head?.kind === 'execute' ? this.portalPlan(head.portal) : head?.kind === 'query' ? this.queryPlan : undefined;
+    const plan = head?.kind === 'execute' ? this.described.portalPlan(head.portal) : head?.kind === 'query' ? this.queryPlan : undefined;
     if (plan === undefined) return undefined;
     // A batch holds rows of one result only (whatever ends a result flushes it first): the first row's rewrite serves it.
     this.heldRewrite ??= this.dataRowsRewrite(plan);
@@ -178,37 +159,6 @@ export class BackendPolicy {
     this.heldRewrite = undefined;
     if (rewrite === undefined || frames.length === 0) return Buffer.concat(frames);
     return rewrite(frames, rows);
-  }
-
-  private portalPlan(portal: PortalInfo | undefined): ResultPlan | undefined {
-    if (portal === undefined) return undefined;
-    const known = portal.readPlan;
-    if (known !== undefined) return known ?? undefined;
-    const policies = this.state.policiesNow();
-    let plan: ResultPlan | undefined;
-    if (policies !== undefined) {
-      if (portal.described) plan = this.plan(policies, portal.described);
-      else if (portal.statement?.fields) plan = this.plan(policies, portal.statement.fields, portal.resultFormats);
-    }
-    portal.readPlan = plan ?? null;
-    return plan;
-  }
-
-  private plan(policies: ColumnPolicies, fields: readonly FieldDescription[], formats?: readonly number[]): ResultPlan | undefined {
-    const known = this.plans.get(fields);
-    if (known !== undefined && known.policies === policies && sameFormats(known.formats, formats)) return known.plan;
-    const plan = planResult(fields, (oid, attnum) => policies.policyOf(oid, attnum), this.state.actions, formats);
-    this.plans.set(fields, { policies, formats, plan });
-    return plan;
-  }
-
-  /** The fields of a RowDescription; the same object as last time when the bytes repeat. */
-  private describedFields(frame: Buffer): readonly FieldDescription[] {
-    if (this.lastDescription !== undefined && this.lastDescription.equals(frame)) return this.lastFields;
-    const fields = readRowDescription(frame);
-    this.lastDescription = Buffer.from(frame);
-    this.lastFields = fields;
-    return fields;
   }
 
   private control(type: number, frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
@@ -270,59 +220,22 @@ export class BackendPolicy {
 
   private rowDescription(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     if (head === undefined || (head.kind !== 'describe-statement' && head.kind !== 'describe-portal' && head.kind !== 'query')) return undefined;
-    const fields = this.describedFields(frame);
+    const fields = this.described.fieldsOf(frame);
     if (head.kind === 'describe-statement') {
       head.statement.fields = fields;
       const verdict = head.internal ? DROP : undefined;
-      return this.catalogReady(fields, () => verdict);
+      return this.described.whenCatalogKnows(fields, () => verdict);
     }
     if (head.kind === 'describe-portal') {
       head.portal.described = fields;
       head.portal.readPlan = undefined;
       const verdict = head.internal ? DROP : undefined;
-      return this.catalogReady(fields, () => verdict);
+      return this.described.whenCatalogKnows(fields, () => verdict);
     }
-    return this.catalogReady(fields, (policies) => {
-      this.queryPlan = policies === undefined ? undefined : this.plan(policies, fields);
+    return this.described.whenCatalogKnows(fields, (policies) => {
+      this.queryPlan = policies === undefined ? undefined : this.described.plan(policies, fields);
       return undefined;
     });
-  }
-
-  /**
-   * Runs `then` once the catalog knows every table the fields name (loading or refreshing it
-   * first when needed: a table created since the last load shows up as an unknown OID).
-   */
-  private catalogReady(fields: readonly FieldDescription[], then: (policies: ColumnPolicies | undefined) => MessageVerdict): MessageVerdict | Promise<MessageVerdict> {
-    if (!namesTableColumns(fields)) return then(undefined);
-    const now = this.state.policiesNow();
-    // A statement described again gives the same fields object: known tables stay known under the same policies.
-    if (now !== undefined && this.knownFields === fields && this.knownUnder === now) return then(now);
-    const catalog = this.state.catalog;
-    // OIDs below 16384 are the system's own (pg_catalog, information_schema): never user tables.
-    const unknownOids = (policies: ColumnPolicies): string[] => fields
-      .filter((field) => field.tableOid >= FIRST_NORMAL_OID && !policies.snapshot.relations.has(field.tableOid))
-      .map((field) => `oid:${field.tableOid}`);
-    const unknown = (policies: ColumnPolicies): string[] => unknownOids(policies).filter((key) => !catalog.recentlyConfirmedMissing(key));
-    if (now !== undefined) {
-      const oids = unknownOids(now);
-      if (oids.length === 0) {
-        this.knownFields = fields;
-        this.knownUnder = now;
-        return then(now);
-      }
-      if (oids.every((key) => catalog.recentlyConfirmedMissing(key))) return then(now);
-    }
-    return (async () => {
-      let policies = await this.state.policies();
-      const missing = unknown(policies);
-      if (missing.length > 0) {
-        await catalog.afterMiss();
-        policies = await this.state.policies();
-        catalog.confirmMissing(unknown(policies));
-      }
-      // Any plan cached under the old catalog is stale.
-      return then(policies);
-    })();
   }
 
   private endResult(head: ExpectedReply | undefined): void {

@@ -1,0 +1,109 @@
+/**
+ * Which result sets have a plan: a RowDescription is read once while its bytes repeat, a plan is
+ * derived once per description, policies and result formats, and the catalog is brought to know
+ * every table a description names before its rows are planned.
+ */
+import type { ColumnPolicies } from '../catalog/columnPolicies.js';
+import type { PortalInfo } from '../expectedReplies.js';
+import type { MessageVerdict } from '../../session/sessionHooks.js';
+import type { PolicySessionState } from '../policySessionState.js';
+import { readRowDescription, type FieldDescription } from '../../protocol/messageReaders.js';
+import { namesTableColumns, planResult, type ResultPlan } from './resultPlan.js';
+
+const FIRST_NORMAL_OID = 16384;
+
+/** A plan derived from a description under some policies and result formats. */
+interface KnownPlan {
+  readonly policies: ColumnPolicies;
+  readonly formats: readonly number[] | undefined;
+  readonly plan: ResultPlan | undefined;
+}
+
+function sameFormats(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export class DescribedResults {
+  /** The last RowDescription read, as bytes and fields: a statement run again is described alike. */
+  private lastDescription: Buffer | undefined;
+  private lastFields: readonly FieldDescription[] = [];
+  /** Plans per description (the same fields object while its RowDescription repeats). */
+  private readonly plans = new WeakMap<readonly FieldDescription[], KnownPlan>();
+  /** The last fields whose every table the catalog knew, and the policies it knew them under. */
+  private knownFields: readonly FieldDescription[] | undefined;
+  private knownUnder: ColumnPolicies | undefined;
+
+  constructor(private readonly state: PolicySessionState) {}
+
+  /** The fields of a RowDescription; the same object as last time when the bytes repeat. */
+  fieldsOf(frame: Buffer): readonly FieldDescription[] {
+    if (this.lastDescription !== undefined && this.lastDescription.equals(frame)) return this.lastFields;
+    const fields = readRowDescription(frame);
+    this.lastDescription = Buffer.from(frame);
+    this.lastFields = fields;
+    return fields;
+  }
+
+  /** The plan of a portal's rows, derived once per portal (null: none) from what describes it. */
+  portalPlan(portal: PortalInfo | undefined): ResultPlan | undefined {
+    if (portal === undefined) return undefined;
+    const known = portal.readPlan;
+    if (known !== undefined) return known ?? undefined;
+    const policies = this.state.policiesNow();
+    let plan: ResultPlan | undefined;
+    if (policies !== undefined) {
+      if (portal.described) plan = this.plan(policies, portal.described);
+      else if (portal.statement?.fields) plan = this.plan(policies, portal.statement.fields, portal.resultFormats);
+    }
+    portal.readPlan = plan ?? null;
+    return plan;
+  }
+
+  plan(policies: ColumnPolicies, fields: readonly FieldDescription[], formats?: readonly number[]): ResultPlan | undefined {
+    const known = this.plans.get(fields);
+    if (known !== undefined && known.policies === policies && sameFormats(known.formats, formats)) return known.plan;
+    const plan = planResult(fields, (oid, attnum) => policies.policyOf(oid, attnum), this.state.actions, formats);
+    this.plans.set(fields, { policies, formats, plan });
+    return plan;
+  }
+
+  /**
+   * Runs `then` once the catalog knows every table the fields name (loading or refreshing it
+   * first when needed: a table created since the last load shows up as an unknown OID).
+   */
+  whenCatalogKnows(fields: readonly FieldDescription[], then: (policies: ColumnPolicies | undefined) => MessageVerdict): MessageVerdict | Promise<MessageVerdict> {
+    if (!namesTableColumns(fields)) return then(undefined);
+    const now = this.state.policiesNow();
+    // A statement described again gives the same fields object: known tables stay known under the same policies.
+    if (now !== undefined && this.knownFields === fields && this.knownUnder === now) return then(now);
+    const catalog = this.state.catalog;
+    // OIDs below 16384 are the system's own (pg_catalog, information_schema): never user tables.
+    const unknownOids = (policies: ColumnPolicies): string[] => fields
+      .filter((field) => field.tableOid >= FIRST_NORMAL_OID && !policies.snapshot.relations.has(field.tableOid))
+      .map((field) => `oid:${field.tableOid}`);
+    const unknown = (policies: ColumnPolicies): string[] => unknownOids(policies).filter((key) => !catalog.recentlyConfirmedMissing(key));
+    if (now !== undefined) {
+      const oids = unknownOids(now);
+      if (oids.length === 0) {
+        this.knownFields = fields;
+        this.knownUnder = now;
+        return then(now);
+      }
+      if (oids.every((key) => catalog.recentlyConfirmedMissing(key))) return then(now);
+    }
+    return (async () => {
+      let policies = await this.state.policies();
+      const missing = unknown(policies);
+      if (missing.length > 0) {
+        await catalog.afterMiss();
+        policies = await this.state.policies();
+        catalog.confirmMissing(unknown(policies));
+      }
+      // Any plan cached under the old catalog is stale.
+      return then(policies);
+    })();
+  }
+}
