@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** dist/ of this checkout, seen from bench/ or from bench's JavaScript copy in dist/bench/ (benchProcesses.ts). */
-const DIST = new URL(import.meta.url.includes('/dist/bench/') ? '../' : '../dist/', import.meta.url);
+const DIST = new URL(import.meta.url.endsWith('/dist/bench/compiled.js') ? '../' : '../dist/', import.meta.url);
 
 export async function compiled<T>(modulePath: string, dist: URL = DIST): Promise<T> {
   const url = new URL(modulePath, dist);

@@ -1,6 +1,6 @@
 /** Shared by the proxy benchmarks: child processes, their CPU time, medians. */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
@@ -47,8 +47,8 @@ export function median(values: number[]): number {
 
 const BENCH = new URL('../', import.meta.url);
 const BENCH_AS_JAVASCRIPT = new URL('../dist/bench/', BENCH);
-/** Relative imports a transpiled module still makes (type-only ones are gone). */
-const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)'(\.{1,2}\/[^']+)\.js'/g;
+/** Whether dist/bench/ was emptied in this process: what a previous run left there is never run. */
+let benchJavaScriptCleared = false;
 
 /**
  * A bench script and the bench modules it imports, as JavaScript under dist/bench/ (the same
@@ -60,14 +60,21 @@ export function scriptAsJavaScript(script: URL, done = new Set<string>()): strin
   const source = fileURLToPath(script);
   const relative = source.slice(fileURLToPath(BENCH).length).replace(/\.ts$/, '.js');
   const target = new URL(relative, BENCH_AS_JAVASCRIPT);
+  if (!benchJavaScriptCleared) {
+    rmSync(BENCH_AS_JAVASCRIPT, { recursive: true, force: true });
+    benchJavaScriptCleared = true;
+  }
   if (!done.has(source)) {
     done.add(source);
     const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
       fileName: source,
     });
-    for (const [, imported] of outputText.matchAll(RELATIVE_IMPORT)) {
-      const dependency = new URL(`${imported}.ts`, script);
+    // The imports the JavaScript still makes (type-only ones are gone), as TypeScript's own scanner finds them.
+    const imports = ts.preProcessFile(outputText, true, true).importedFiles.map((file) => file.fileName);
+    for (const imported of imports.filter((name) => name.startsWith('./') || name.startsWith('../'))) {
+      if (!imported.endsWith('.js')) throw new Error(`${relative} imports ${imported}: bench scripts import bench modules as .js`);
+      const dependency = new URL(imported.replace(/\.js$/, '.ts'), script);
       if (!fileURLToPath(dependency).startsWith(fileURLToPath(BENCH))) throw new Error(`${relative} imports ${imported} at run time: bench scripts import the library from dist/ (compiled.ts)`);
       scriptAsJavaScript(dependency, done);
     }

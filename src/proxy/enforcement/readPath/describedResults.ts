@@ -62,6 +62,7 @@ export class DescribedResults {
     return plan;
   }
 
+  /** The plan of rows with these fields under these policies (and a portal's result formats), derived once per combination. */
   plan(policies: ColumnPolicies, fields: readonly FieldDescription[], formats?: readonly number[]): ResultPlan | undefined {
     const known = this.plans.get(fields);
     if (known !== undefined && known.policies === policies && sameFormats(known.formats, formats)) return known.plan;
@@ -102,7 +103,7 @@ export class DescribedResults {
         policies = await this.state.policies();
         catalog.confirmMissing(unknown(policies));
       }
-      // Any plan cached under the old catalog is stale.
+      // Plans are kept per policies object: one derived under the old catalog is not reused.
       return then(policies);
     })();
   }
