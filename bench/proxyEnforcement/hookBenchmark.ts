@@ -12,12 +12,15 @@
  * - reveal: revealBenchmark's SELECT of three fpe columns (ssn, ccn, date), 1 000 rows per reply in
  *   one chunk (about what one socket read brings), revealed; without the policy file the stored
  *   values pass as they are. Figures per row.
+ * With PGVEIL_BENCH_COLD_MB (e.g. 4) a buffer that large is written before each transaction, which is
+ * then timed alone: the caches are cold, as under pgbench, where the kernel, PostgreSQL and pgbench run
+ * between two messages of a session — a better forecast of the proxy's cost than the warm figure.
  * Steadier than pgbench on a shared machine, and a clean profile of the hooks alone:
  * PGVEIL_BENCH_NODE_OPTIONS does not apply, run it under `node --cpu-prof --import tsx` instead.
  *
  * Run: npx tsx bench/proxyEnforcement/hookBenchmark.ts   Environment: PGVEIL_BENCH_TRANSACTIONS
  * (default 200 000 per round; reveal: as many rows), PGVEIL_BENCH_ROUNDS (5), PGVEIL_BENCH_MODES
- * ("prepared,simple,insert-plain,insert-protected,reveal"), PGVEIL_BENCH_BASELINE_DIST (the dist/
+ * ("prepared,simple,insert-plain,insert-protected,reveal"), PGVEIL_BENCH_COLD_MB (0), PGVEIL_BENCH_BASELINE_DIST (the dist/
  * folder of another build, e.g. a worktree of the last commit: its relay and hooks run in this same
  * process, alternated with this build's, and each mode prints this build / baseline — steadier than
  * two runs on a machine whose speed drifts).
@@ -45,6 +48,13 @@ const messages = await compiled<typeof import('../../src/proxy/protocol/messages
 
 const TRANSACTIONS = Number(process.env.PGVEIL_BENCH_TRANSACTIONS ?? 200_000);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 5);
+/** MiB written between two transactions (PGVEIL_BENCH_COLD_MB; 0: none, the caches stay warm). */
+const COLD_BYTES = Number(process.env.PGVEIL_BENCH_COLD_MB ?? 0) * 1024 * 1024;
+const coldCaches = new Uint8Array(COLD_BYTES);
+/** One write per cache line of a buffer larger than the caches: the next transaction finds its data, and much of its code, evicted. */
+function evictCaches(): void {
+  for (let at = 0; at < coldCaches.length; at += 64) coldCaches[at] = (coldCaches[at] as number) + 1;
+}
 type Mode = 'prepared' | 'simple' | 'insert-plain' | 'insert-protected' | 'reveal';
 const MODES = (process.env.PGVEIL_BENCH_MODES ?? 'prepared,simple,insert-plain,insert-protected,reveal').split(',') as Mode[];
 const INT4 = 23;
@@ -254,15 +264,22 @@ async function run(build: Build, mode: Mode, withHooks: boolean): Promise<number
   }
   const before = bench.upstream.written;
   const { refusals, valuesProtected, valuesRevealed } = hooks.metrics;
-  const started = process.hrtime.bigint();
+  let spent = 0n;
+  let started = process.hrtime.bigint();
   for (let i = 0; i < transactions; i++) {
+    if (COLD_BYTES > 0) {
+      evictCaches();
+      started = process.hrtime.bigint();
+    }
     bench.client.emit('data', requests[i % requests.length] as Buffer);
     const due = bench.client.written + workload.reply.length;
     bench.upstream.emit('data', workload.reply);
     // Rows are revealed a few hundred values per loop turn: wait for the reply's last byte (fpe keeps lengths).
     while (rows > 1 && bench.client.written < due) await settle();
+    if (COLD_BYTES > 0) spent += process.hrtime.bigint() - started;
   }
-  const nanos = Number(process.hrtime.bigint() - started) / (transactions * rows);
+  if (COLD_BYTES === 0) spent = process.hrtime.bigint() - started;
+  const nanos = Number(spent) / (transactions * rows);
   if (bench.upstream.written - before < transactions * 10) throw new Error(`${mode}: the relay stopped forwarding (a hook went asynchronous, or refused)`);
   if (hooks.metrics.refusals !== refusals) throw new Error(`${mode}: the hooks refused messages`);
   if (withHooks && mode === 'insert-protected' && hooks.metrics.valuesProtected - valuesProtected !== 3 * transactions) throw new Error(`${mode}: not every value was protected`);
@@ -284,7 +301,8 @@ for (let round = 1; round <= ROUNDS; round++) {
     }
   }
 }
-process.stdout.write(`\npgbench-like transactions (reveal: rows) through a SessionRelay in memory, ${ROUNDS} rounds of ${TRANSACTIONS}\n`);
+const coldNote = COLD_BYTES > 0 ? `, each timed alone after ${COLD_BYTES / 1048576} MiB written (caches cold)` : '';
+process.stdout.write(`\npgbench-like transactions (reveal: rows) through a SessionRelay in memory, ${ROUNDS} rounds of ${TRANSACTIONS}${coldNote}\n`);
 // The fastest round too: on a busy machine it is the steadier estimate of what the code itself costs.
 for (const mode of MODES) {
   for (const [label, pick] of [['median', median], ['fastest', (values: number[]) => Math.min(...values)]] as const) {
