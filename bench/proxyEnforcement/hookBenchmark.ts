@@ -20,10 +20,10 @@
  *
  * Run: npx tsx bench/proxyEnforcement/hookBenchmark.ts   Environment: PGVEIL_BENCH_TRANSACTIONS
  * (default 200 000 per round; reveal: as many rows), PGVEIL_BENCH_ROUNDS (5), PGVEIL_BENCH_MODES
- * ("prepared,simple,insert-plain,insert-protected,reveal"), PGVEIL_BENCH_COLD_MB (0), PGVEIL_BENCH_BASELINE_DIST (the dist/
- * folder of another build, e.g. a worktree of the last commit: its relay and hooks run in this same
- * process, alternated with this build's, and each mode prints this build / baseline — steadier than
- * two runs on a machine whose speed drifts).
+ * ("prepared,simple,insert-plain,insert-protected,reveal"), PGVEIL_BENCH_COLD_MB (0),
+ * PGVEIL_BENCH_BASELINE_DIST (the dist/ folder of another build, e.g. a worktree of the last commit:
+ * its relay and hooks run in this same process, alternated with this build's, and each mode prints
+ * this build / baseline — steadier than two runs on a machine whose speed drifts).
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
