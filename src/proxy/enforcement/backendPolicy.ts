@@ -227,10 +227,15 @@ export class BackendPolicy {
       return this.described.whenCatalogKnows(fields, () => verdict);
     }
     if (head.kind === 'describe-portal') {
-      head.portal.described = fields;
-      head.portal.readPlan = undefined;
+      const portal = head.portal;
+      portal.described = fields;
+      portal.readPlan = undefined;
       const verdict = head.internal ? DROP : undefined;
-      return this.described.whenCatalogKnows(fields, () => verdict);
+      return this.described.whenCatalogKnows(fields, (policies) => {
+        // Planned now, under the policies that describe the rows: rows with no plan then stream by unread.
+        if (policies !== undefined) portal.readPlan = this.described.plan(policies, fields) ?? null;
+        return verdict;
+      });
     }
     return this.described.whenCatalogKnows(fields, (policies) => {
       this.queryPlan = policies === undefined ? undefined : this.described.plan(policies, fields);

@@ -202,6 +202,41 @@ describe('the plain fast path', () => {
     expect((await select())[1]).toBeUndefined();
   });
 
+  it('plans a described portal as its RowDescription arrives: rows with no planned column stream by unread', async () => {
+    const h = await harness([CRM_CUSTOMERS, ACCOUNTS]);
+    const s = session(h, ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    await front(s, serialize.parse({ name: 'q', text: 'SELECT note FROM accounts WHERE aid = $1', types: [] }));
+    await front(s, serialize.sync());
+    await back(s, typedMessage('1', Buffer.alloc(0)));
+    await back(s, readyForQuery('I'));
+    const description = rowDescriptionMessage([{ name: 'note', tableOid: 16500, attnum: 2, typeOid: 25, typmod: -1, format: 0 }]);
+    const stored = '123-45-6789';
+    /** Bind, Describe portal, Execute, Sync as libpq sends them; whether the row is asked for whole, and what is sent for it. */
+    const run = async (): Promise<{ whole: boolean | undefined; row: MessageVerdict; complete: MessageVerdict }> => {
+      for (const frame of [serialize.bind({ statement: 'q', values: ['1'] }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]) await front(s, frame);
+      await back(s, typedMessage('2', Buffer.alloc(0)));
+      await back(s, description);
+      const row = dataRowMessage([Buffer.from(stored)]);
+      s.state.backendMessage(0x44, 0);
+      const whole = s.hooks.wantsBackendMessage?.(0x44, s.context);
+      const rowVerdict = await deliverBackend(s.hooks, s.context, s.state, row);
+      const complete = await deliverBackend(s.hooks, s.context, s.state, commandCompleteMessage('SELECT 1'));
+      await back(s, readyForQuery('I'));
+      return { whole, row: rowVerdict, complete };
+    };
+    const plain = await run();
+    expect(plain.whole).toBe(false);
+    expect(plain.row).toBeUndefined();
+    h.reload(WITH_NOTE);
+    const revealed = await run();
+    expect(revealed.whole).toBe(true);
+    expect(revealed.row?.length).toBe(0); // held for its batch
+    expect(revealed.complete?.includes(stored)).toBe(false);
+    h.reload(POLICIES);
+    expect((await run()).whole).toBe(false);
+  });
+
   it('analyses a text again after DDL puts a protected table first on the path', async () => {
     const h = await harness([PUBLIC_CUSTOMERS]);
     const s = session(h, ['app']);
