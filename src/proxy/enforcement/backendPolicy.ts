@@ -84,7 +84,8 @@ export class BackendPolicy {
     // A notice (RAISE NOTICE in a function the query calls) goes out after the rows sent before it.
     if (type === 0x4e /* N */) return this.held.length > 0;
     const head = this.state.replies.current;
-    if (head?.kind === 'execute') return head.portal !== undefined && head.portal.readPlan !== null;
+    // Rows stream by only under a plan of none derived under the policies in force now.
+    if (head?.kind === 'execute') return head.portal !== undefined && (head.portal.readPlan !== null || head.portal.readPlanUnder !== this.state.policiesNow());
     if (head?.kind === 'query') return this.queryPlan !== undefined;
     return false;
   }
@@ -102,7 +103,8 @@ export class BackendPolicy {
 
   /** `frame`: one or more DataRows back to back (what followed one another in a chunk comes as one). */
   private dataRow(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
-    if (head?.kind === 'execute' && head.portal !== undefined && head.portal.readPlan === undefined && this.state.policiesNow() === undefined) {
+    // A portal's rows are planned under the policies in force as they arrive: a stale catalog is read first.
+    if (head?.kind === 'execute' && head.portal !== undefined && this.state.policiesNow() === undefined) {
       return this.state.policies().then(() => this.dataRow(frame, head));
     }
     const plan = head?.kind === 'execute' ? this.described.portalPlan(head.portal) : head?.kind === 'query' ? this.queryPlan : undefined;
@@ -233,7 +235,10 @@ export class BackendPolicy {
       const verdict = head.internal ? DROP : undefined;
       return this.described.whenCatalogKnows(fields, (policies) => {
         // Planned now, under the policies that describe the rows: rows with no plan then stream by unread.
-        if (policies !== undefined) portal.readPlan = this.described.plan(policies, fields) ?? null;
+        if (policies !== undefined) {
+          portal.readPlan = this.described.plan(policies, fields) ?? null;
+          portal.readPlanUnder = policies;
+        }
         return verdict;
       });
     }

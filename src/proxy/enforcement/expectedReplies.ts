@@ -12,6 +12,7 @@ import type { PendingEffects } from './catalog/sessionSearchPath.js';
 import type { ParamPlan } from './writePath/statementRewriter.js';
 import type { FieldDescription } from '../protocol/messageReaders.js';
 import type { ResultPlan } from './readPath/resultPlan.js';
+import type { ColumnPolicies } from './catalog/columnPolicies.js';
 
 export interface StatementInfo {
   readonly params: ReadonlyMap<number, ParamPlan>;
@@ -50,6 +51,8 @@ export interface PortalInfo {
   describeRequested: boolean;
   /** What the read path does with its rows, once derived (null: they pass as they are); cleared when it is described. */
   readPlan?: ResultPlan | null;
+  /** The policies readPlan was derived under: after a reload or a catalog refresh it is derived again. */
+  readPlanUnder?: ColumnPolicies;
 }
 
 /**

@@ -5,19 +5,13 @@
  * before is analysed again and protected or refused as a fresh session would; statements the
  * rules refuse are refused from the cache as they were the first time.
  */
-import { randomBytes } from 'node:crypto';
 import { serialize } from 'pg-protocol';
-import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createEngine } from '../../../src/engine/index.js';
-import { parsePolicies, type PolicySet } from '../../../src/policy/index.js';
-import type { CatalogRelation, CatalogSnapshot } from '../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
-import { createPolicyHooks, type PolicyHooks } from '../../../src/proxy/enforcement/index.js';
+import { describe, expect, it } from 'vitest';
 import { commandCompleteMessage, dataRowMessage, readyForQuery, rowDescriptionMessage, typedMessage } from '../../../src/proxy/protocol/messages.js';
-import { ProtocolState } from '../../../src/proxy/session/protocolState.js';
-import type { MessageVerdict, SessionContext, SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
-import { relationOf, snapshotOf } from './support/catalogFixtures.js';
-import { deliverBackend, deliverFrontend } from './support/hookRouting.js';
+import type { MessageVerdict } from '../../../src/proxy/session/sessionHooks.js';
+import { relationOf } from './support/catalogFixtures.js';
+import { deliverBackend } from './support/hookRouting.js';
+import { back, completed, front, frontNow, harness as reloadableHarness, session, type Harness } from './support/reloadableHooks.js';
 
 const POLICIES = `
 columns:
@@ -35,78 +29,7 @@ const ACCOUNTS = relationOf(16500, 'public', 'accounts', [
   { attnum: 1, name: 'aid', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'note', typeOid: 25, typmod: -1 },
 ]);
 
-const engine = createEngine({ masterKey: randomBytes(32) });
-
-interface Harness {
-  readonly hooks: PolicyHooks;
-  relations: CatalogRelation[];
-  reload(policies: string): void;
-}
-
-let open: PolicyHooks | undefined;
-afterEach(() => open?.close());
-
-async function harness(relations: CatalogRelation[]): Promise<Harness> {
-  let current: PolicySet = parsePolicies(POLICIES, 'policies.yaml');
-  const listeners: ((set: PolicySet) => void)[] = [];
-  const state = { relations };
-  const snapshot = (): CatalogSnapshot => snapshotOf(state.relations, { currentUser: 'pgveil', defaultSearchPath: '"$user", public' });
-  const hooks = await createPolicyHooks({
-    policies: { get current() { return current; }, onChange: (listener) => { listeners.push(listener); return () => undefined; } },
-    engine,
-    upstream: { host: '127.0.0.1', port: 1, user: 'pgveil', sslmode: 'disable' },
-    logger: pino({ level: 'silent' }),
-    catalogLoader: async () => snapshot(),
-  });
-  open = hooks;
-  return {
-    hooks,
-    get relations() { return state.relations; },
-    set relations(next) { state.relations = next; },
-    reload(text) {
-      current = parsePolicies(text, 'policies.yaml');
-      for (const listener of listeners) listener(current);
-    },
-  };
-}
-
-interface FakeSession {
-  readonly hooks: SessionHooks;
-  readonly context: SessionContext;
-  readonly state: ProtocolState<unknown>;
-}
-
-function session(h: Harness, roles: string[]): FakeSession {
-  const state = new ProtocolState<unknown>();
-  const context: SessionContext = {
-    account: { email: `${roles.join('-')}@example.com`, roles },
-    clientDatabase: 'app', upstreamDatabase: 'app', upstreamUser: 'pgveil',
-    serverParameters: new Map([['DateStyle', 'ISO, MDY'], ['client_encoding', 'UTF8']]),
-    state, replies: state, replyInOrder: () => undefined, discardUntilSync: () => undefined,
-  };
-  return { hooks: h.hooks.factory(context), context, state };
-}
-
-/** The hook's verdict as it came: a promise when the message had to wait. */
-function frontNow(s: FakeSession, frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
-  return s.hooks.onFrontendMessage(frame, s.context);
-}
-
-async function front(s: FakeSession, frame: Buffer): Promise<Buffer | undefined> {
-  return deliverFrontend(s.hooks, s.context, s.state, frame);
-}
-
-async function back(s: FakeSession, frame: Buffer): Promise<void> {
-  await deliverBackend(s.hooks, s.context, s.state, frame);
-}
-
-/** A Query the server completes with `tag`, then ReadyForQuery. */
-async function completed(s: FakeSession, sql: string, tag: string): Promise<Buffer | undefined> {
-  const verdict = await front(s, serialize.query(sql));
-  await back(s, commandCompleteMessage(tag));
-  await back(s, readyForQuery('I'));
-  return verdict;
-}
+const harness = (relations: Parameters<typeof reloadableHarness>[0]): Promise<Harness> => reloadableHarness(relations, POLICIES);
 
 function sqlOf(verdict: Buffer | undefined): string | undefined {
   return verdict === undefined ? undefined : verdict.toString('utf8', 5, verdict.length - 1);

@@ -47,18 +47,22 @@ export class DescribedResults {
     return fields;
   }
 
-  /** The plan of a portal's rows, derived once per portal (null: none) from what describes it. */
+  /**
+   * The plan of a portal's rows (null: none) from what describes it, derived once per portal and
+   * policies: rows that arrive after a reload or a catalog refresh are planned under the new ones.
+   */
   portalPlan(portal: PortalInfo | undefined): ResultPlan | undefined {
     if (portal === undefined) return undefined;
-    const known = portal.readPlan;
-    if (known !== undefined) return known ?? undefined;
     const policies = this.state.policiesNow();
+    const known = portal.readPlan;
+    if (known !== undefined && policies !== undefined && portal.readPlanUnder === policies) return known ?? undefined;
     let plan: ResultPlan | undefined;
     if (policies !== undefined) {
       if (portal.described) plan = this.plan(policies, portal.described);
       else if (portal.statement?.fields) plan = this.plan(policies, portal.statement.fields, portal.resultFormats);
     }
     portal.readPlan = plan ?? null;
+    portal.readPlanUnder = policies;
     return plan;
   }
 
