@@ -32,8 +32,45 @@ function isRefusal(error: unknown): error is PolicyRefusal {
   return error instanceof PolicyRefusal;
 }
 
+/** A Describe of the unnamed portal ('P', empty name) and an Execute of it (empty name, row limit): their lengths. */
+const DESCRIBE_UNNAMED_PORTAL_BYTES = 7;
+const EXECUTE_UNNAMED_PORTAL_BYTES = 10;
+
 export class FrontendPolicy {
+  /**
+   * The unnamed portal the last Bind of this batch bound, while no other message of the batch
+   * changed that name: what `describe` and `execute` would find for it (portals.certain), since
+   * the server runs them only if that Bind succeeded.
+   */
+  private boundPortal: PortalInfo | undefined;
+  private boundBatch = -1;
+
   constructor(private readonly state: PolicySessionState) {}
+
+  /**
+   * Describe and Execute of the portal the Bind before them bound, in the same batch (libpq's
+   * Bind, Describe, Execute, Sync): answered here, reading the message in place, with the reply
+   * `describe` or `execute` would attach — they add nothing for a portal pgveil is sure of whose
+   * statement changes no session state and opens no COPY. Anything else is taken whole.
+   */
+  wantsWhole(type: number, chunk: Buffer, start: number, end: number, upstreamSkipping: boolean): boolean {
+    const state = this.state;
+    const portal = this.boundPortal;
+    if (portal === undefined || this.boundBatch !== state.batch || state.discarding || upstreamSkipping || state.copyIn !== undefined) return true;
+    if (type === 0x44 /* D */) {
+      if (end - start !== DESCRIBE_UNNAMED_PORTAL_BYTES || chunk[start + 5] !== 0x50 /* P */ || chunk[start + 6] !== 0) return true;
+      portal.describeRequested = true;
+      state.expectReply({ kind: 'describe-portal', portal, internal: false });
+      return false;
+    }
+    if (type !== 0x45 /* E */ || end - start !== EXECUTE_UNNAMED_PORTAL_BYTES || chunk[start + 5] !== 0) return true;
+    const statement = portal.statement;
+    // Rows no Describe announced need pgveil's own first (`execute`); effects and COPY need their bookkeeping.
+    if (statement === undefined || (!portal.describeRequested && !statement.describeRequested)) return true;
+    if ((statement.sessionEffects?.length ?? 0) > 0 || statement.preparedNames !== undefined || statement.copies.length > 0) return true;
+    state.expectReply({ kind: 'execute', portal, copies: [], effects: undefined, settle: undefined });
+    return false;
+  }
 
   handle(frame: Buffer, upstreamSkipping: boolean): MessageVerdict | Promise<MessageVerdict> {
     const type = String.fromCharCode(frame[0] as number);
@@ -61,6 +98,7 @@ export class FrontendPolicy {
   /** A Sync ends the batch (and pgveil's discarding after a refusal); its ReadyForQuery answers it. */
   sync(): void {
     const state = this.state;
+    this.boundPortal = undefined;
     state.discarding = false;
     state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });
     state.batch++;
@@ -149,6 +187,7 @@ export class FrontendPolicy {
 
   private bind(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
+    this.boundPortal = undefined;
     const bind = readBindTarget(frame);
     const known = statementForBind(state, bind.statement);
     if (known instanceof PolicyRefusal) return this.refuseBind(bind, known);
@@ -171,6 +210,10 @@ export class FrontendPolicy {
   ): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
     const settle: SettleChanges = (outcome) => state.portals.settle(change, outcome);
+    if (bind.portal === '') {
+      this.boundPortal = change.value;
+      this.boundBatch = state.batch;
+    }
     if (statement.params.size === 0 && (statement.extraParams?.size ?? 0) === 0) {
       state.expectReply({ kind: 'bind', settle });
       return undefined;
@@ -197,6 +240,7 @@ export class FrontendPolicy {
 
   private refuseBind(bind: BindTarget, refusal: PolicyRefusal, planned?: PendingChange<PortalInfo>): MessageVerdict {
     const state = this.state;
+    this.boundPortal = undefined;
     state.refused(refusal);
     if (planned !== undefined) state.portals.settle(planned, 'skipped');
     // A portal of that name, if any, stays what the server holds: the Bind sent instead fails.
@@ -249,6 +293,7 @@ export class FrontendPolicy {
   private close(frame: Buffer): MessageVerdict {
     const state = this.state;
     const target = readTarget(frame);
+    if (target.target === 'P' && target.name === '') this.boundPortal = undefined;
     const names: ConfirmedNames<StatementInfo> | ConfirmedNames<PortalInfo> = target.target === 'S' ? state.statements : state.portals;
     const change = names.change(target.name, undefined, state.batch);
     state.expectReply({ kind: 'close', settle: (outcome) => names.settle(change as PendingChange<never>, outcome) });

@@ -44,7 +44,9 @@ export interface PolicyHooks {
 }
 
 /** Client → server types the hooks look at, and server → client ones. */
-const FRONTEND_TYPES = 'QPBDECFdcf';
+const FRONTEND_TYPES = 'QPBCFdcf';
+/** Describe and Execute: of the portal a Bind just bound, read in place (FrontendPolicy.wantsWhole); else seen whole. */
+const FRONTEND_ON_DEMAND_TYPES = 'DE';
 const BACKEND_TYPES = 'tTnCIsEGHcS';
 /** Types the hooks follow by their header alone: Sync; ParseComplete, BindComplete, CloseComplete, ReadyForQuery. */
 const FRONTEND_HEADER_TYPES = 'S';
@@ -124,12 +126,14 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
     const backend = new BackendPolicy(state);
     const hooks: SessionHooks = {
       frontendTypes: FRONTEND_TYPES,
+      frontendOnDemandTypes: FRONTEND_ON_DEMAND_TYPES,
       backendTypes: BACKEND_TYPES,
       frontendHeaderTypes: FRONTEND_HEADER_TYPES,
       backendHeaderTypes: BACKEND_HEADER_TYPES,
       backendOnDemandTypes: BACKEND_ON_DEMAND_TYPES,
       backendRunTypes: BACKEND_RUN_TYPES,
       wantsBackendMessage: (type) => backend.wantsWhole(type),
+      wantsFrontendMessage: (type, chunk, start, end, session) => frontend.wantsWhole(type, chunk, start, end, session.state.upstreamSkippingUntilSync),
       onFrontendMessage: (message, session) => frontend.handle(message, session.state.upstreamSkippingUntilSync),
       onBackendMessage: (message) => backend.handle(message),
       onFrontendHeader: (type) => {

@@ -26,8 +26,12 @@ export const INJECT_AFTER = 2;
 export interface PumpHandler {
   /** Sees the header of each message that is not intercepted (type and first body byte, 0 if none). */
   observe(type: number, firstBodyByte: number): number;
-  /** For a type the pump intercepts on demand (2 in its table): whether to take this message whole. */
-  wantsWhole?(type: number): boolean;
+  /**
+   * For a type the pump intercepts on demand (2 in its table): whether to take this message whole.
+   * chunk[start..end) is the whole message when it is all in this chunk (end -1: it is not), to be
+   * read in place, not kept.
+   */
+  wantsWhole?(type: number, chunk: Buffer, start: number, end: number): boolean;
   /**
    * A whole intercepted message (for a type in `runs`: one or more whole messages of that type,
    * back to back); returns what to forward instead (undefined: the same bytes).
@@ -166,7 +170,7 @@ export class MessagePump {
       }
       const total = length + 1;
       const whole = this.intercepted[type] as number;
-      if (whole === 1 || (whole === 2 && this.handler.wantsWhole?.(type) !== false)) {
+      if (whole === 1 || (whole === 2 && this.handler.wantsWhole?.(type, chunk, pos, total <= available ? pos + total : -1) !== false)) {
         if (total <= available) {
           const end = this.runs[type] === 1 ? wholeRunEnd(chunk, pos + total, type, limit) : pos + total;
           const frame = chunk.subarray(pos, end);

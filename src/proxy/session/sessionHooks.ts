@@ -66,6 +66,14 @@ export interface SessionHooks {
   readonly backendOnDemandTypes?: string;
   wantsBackendMessage?(type: number, context: SessionContext): boolean;
   /**
+   * Frontend types seen whole only when `wantsFrontendMessage` says so. It reads the message in
+   * place, chunk[start..end), without keeping it; a message not all in one chunk is taken whole
+   * without asking. One it lets pass streams through as sent, with whatever payload the hook
+   * attached to its reply (`replies.expect`) while answering.
+   */
+  readonly frontendOnDemandTypes?: string;
+  wantsFrontendMessage?(type: number, chunk: Buffer, start: number, end: number, context: SessionContext): boolean;
+  /**
    * DataRow ('D') only: the whole DataRows that follow one another in what arrived are handed to
    * onBackendMessage together, back to back in one buffer (after `wantsBackendMessage` said yes to
    * the first, when 'D' is on demand).

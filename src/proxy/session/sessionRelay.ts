@@ -70,6 +70,12 @@ export class SessionRelay {
       if (type !== 'D') throw new Error(`session hooks cannot take backend type ${type} in runs`);
     }
     const frontendHeaders = typeSet(hooks.frontendHeaderTypes ?? '');
+    const frontendIntercepted = typeSet(hooks.frontendTypes);
+    for (const type of hooks.frontendOnDemandTypes ?? '') {
+      const code = type.charCodeAt(0);
+      if (frontendIntercepted[code] === 1 || frontendHeaders[code] === 1) throw new Error(`session hooks cannot take frontend type ${type} both on demand and otherwise`);
+      frontendIntercepted[code] = 2;
+    }
     const backendHeaders = typeSet(hooks.backendHeaderTypes ?? '');
     const frontendHandler: PumpHandler = {
       observe: (type, firstBodyByte) => {
@@ -89,6 +95,14 @@ export class SessionRelay {
         const verdict = hooks.onFrontendMessage(message, sessionContext);
         if (verdict instanceof Promise) return verdict.then((bytes) => this.followForwarded(bytes ?? message, message));
         return this.followForwarded(verdict ?? message, message);
+      },
+      wantsWhole: (type, chunk, start, end) => {
+        if (end < 0) return true; // not all here: the hook could not read it in place
+        try {
+          return hooks.wantsFrontendMessage?.(type, chunk, start, end, sessionContext) ?? true;
+        } catch {
+          return true; // the hook then sees the message whole, and fails there if it must
+        }
       },
       takeAfter: () => [],
       onFailure: (reason) => this.onFrontendFailure(reason),
@@ -125,7 +139,7 @@ export class SessionRelay {
       takeAfter: () => state.takeDueInjections(),
       onFailure: (reason) => this.onBackendFailure(reason),
     };
-    this.frontend = new MessagePump(options.client, options.upstream, options.frontendLimits, typeSet(hooks.frontendTypes), frontendHandler);
+    this.frontend = new MessagePump(options.client, options.upstream, options.frontendLimits, frontendIntercepted, frontendHandler);
     this.backend = new MessagePump(options.upstream, options.client, options.backendLimits, backendIntercepted, backendHandler, backendRuns);
   }
 

@@ -16,7 +16,9 @@ function named(types: string | undefined, type: number): boolean {
 export async function deliverFrontend(hooks: SessionHooks, context: SessionContext, state: ProtocolState<unknown>, frame: Buffer): Promise<MessageVerdict> {
   const type = frame[0] as number;
   let verdict: MessageVerdict;
-  if (named(hooks.frontendTypes, type)) verdict = await hooks.onFrontendMessage(frame, context);
+  const whole = named(hooks.frontendTypes, type)
+    || (named(hooks.frontendOnDemandTypes, type) && hooks.wantsFrontendMessage?.(type, frame, 0, frame.length, context) !== false);
+  if (whole) verdict = await hooks.onFrontendMessage(frame, context);
   else if (named(hooks.frontendHeaderTypes, type)) hooks.onFrontendHeader?.(type, frame.length > 5 ? (frame[5] as number) : 0, context);
   forEachFrame(verdict ?? frame, (forwarded) => state.frontendMessage(forwarded));
   state.clearExpected();
