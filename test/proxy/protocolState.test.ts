@@ -33,6 +33,26 @@ describe('ProtocolState queue', () => {
     }
   });
 
+  it('empties the staging slots as each staged payload goes with its message, without a Sync', () => {
+    const state = new ProtocolState<number>();
+    for (let i = 0; i < 1000; i++) {
+      state.expect(E, i);
+      expect(state.frontendMessage(E)).toBe(true);
+      expect(state.stagedSlots).toBe(0);
+    }
+    state.expect(B, 1);
+    state.expect(E, 2);
+    expect(state.frontendMessage(B)).toBe(true);
+    expect(state.stagedSlots).toBe(2); // the Execute's payload still waits for it
+    expect(state.frontendMessage(E)).toBe(true);
+    expect(state.stagedSlots).toBe(0);
+    for (let i = 0; i < 1000; i++) state.backendMessage(0x43, 0);
+    state.backendMessage(0x32, 0);
+    expect(state.answered).toBe(1);
+    state.backendMessage(0x43, 0);
+    expect(state.answered).toBe(2);
+  });
+
   it('keeps the order when a long pipeline is answered while more is sent', () => {
     const state = new ProtocolState<number>();
     let sent = 0;

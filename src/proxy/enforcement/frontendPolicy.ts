@@ -301,6 +301,8 @@ export class FrontendPolicy {
   }
 
   private refuseFunctionCall(): MessageVerdict {
+    // Its failure ends an implicit transaction, and the unnamed portal with it.
+    this.boundPortal = undefined;
     const refusal = unsupportedRefusal('pgveil refused the message: the FunctionCall protocol message is not relayed for sessions with column policies; call the function with SELECT');
     this.state.refused(refusal);
     this.state.expectReply({ kind: 'function', refusal: refusal.toErrorResponse(), domain: this.state.searchPath.queryDomain() });

@@ -106,6 +106,11 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
     this.stagedCount++;
   }
 
+  /** Payloads staged and not yet emptied, matched or not (for tests and diagnostics). */
+  get stagedSlots(): number {
+    return this.stagedCount;
+  }
+
   /** Drops payloads staged for messages that were not forwarded after all. */
   clearExpected(): void {
     if (this.stagedCount === 0) return;
@@ -156,6 +161,9 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
     // A payload staged for this message goes with its entry, or is dropped with the message.
     const payload = this.stagedNext < this.stagedCount && this.stagedTypes[this.stagedNext] === type
       ? this.stagedPayloads[this.stagedNext++] : undefined;
+    // All matched: the slots are emptied now, not at the next message a hook reads whole (a
+    // pipeline of messages let through unread, without Sync, would otherwise keep every payload).
+    if (this.stagedNext === this.stagedCount && this.stagedCount > 0) this.clearExpected();
     const endsDiscard = type === 0x53 /* S */ || type === 0x58 /* X */;
     if (this.proxyDiscardingUntilSync) {
       if (!endsDiscard) return false;
