@@ -11,7 +11,7 @@ import { commandCompleteMessage, dataRowMessage, errorResponse, readyForQuery, r
 import type { MessageVerdict, SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
 import { relationOf } from './support/catalogFixtures.js';
 import { deliverBackend, deliverFrontend } from './support/hookRouting.js';
-import { back, completed, engine, harness, session, type FakeSession } from './support/reloadableHooks.js';
+import { back, engine, harness, prepared, session, type FakeSession } from './support/reloadableHooks.js';
 
 const ACCOUNTS = relationOf(16500, 'public', 'accounts', [
   { attnum: 1, name: 'aid', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'note', typeOid: 25, typmod: -1 },
@@ -37,11 +37,7 @@ async function preparedSession(): Promise<{ s: FakeSession; whole: number[]; fro
     },
   };
   const front = (frame: Buffer): Promise<MessageVerdict> => deliverFrontend(counted, s.context, s.state, frame);
-  await completed(s, 'SELECT 1', 'SELECT 1');
-  await front(serialize.parse({ name: 'q', text: 'SELECT note FROM accounts WHERE aid = $1', types: [] }));
-  await front(serialize.sync());
-  await back(s, typedMessage('1', Buffer.alloc(0)));
-  await back(s, readyForQuery('I'));
+  await prepared(s, 'q', 'SELECT note FROM accounts WHERE aid = $1', front);
   whole.length = 0;
   return { s, whole, front };
 }

@@ -11,7 +11,7 @@ import { commandCompleteMessage, dataRowMessage, readyForQuery, rowDescriptionMe
 import type { MessageVerdict } from '../../../src/proxy/session/sessionHooks.js';
 import { relationOf } from './support/catalogFixtures.js';
 import { deliverBackend } from './support/hookRouting.js';
-import { back, completed, front, frontNow, harness as reloadableHarness, session, type Harness } from './support/reloadableHooks.js';
+import { back, completed, front, frontNow, harness as reloadableHarness, prepared, session, type Harness } from './support/reloadableHooks.js';
 
 const POLICIES = `
 columns:
@@ -128,11 +128,7 @@ describe('the plain fast path', () => {
   it('plans a described portal as its RowDescription arrives: rows with no planned column stream by unread', async () => {
     const h = await harness([CRM_CUSTOMERS, ACCOUNTS]);
     const s = session(h, ['app']);
-    await completed(s, 'SELECT 1', 'SELECT 1');
-    await front(s, serialize.parse({ name: 'q', text: 'SELECT note FROM accounts WHERE aid = $1', types: [] }));
-    await front(s, serialize.sync());
-    await back(s, typedMessage('1', Buffer.alloc(0)));
-    await back(s, readyForQuery('I'));
+    await prepared(s, 'q', 'SELECT note FROM accounts WHERE aid = $1');
     const description = rowDescriptionMessage([{ name: 'note', tableOid: 16500, attnum: 2, typeOid: 25, typmod: -1, format: 0 }]);
     const stored = '123-45-6789';
     /** Bind, Describe portal, Execute, Sync as libpq sends them; whether the row is asked for whole, and what is sent for it. */

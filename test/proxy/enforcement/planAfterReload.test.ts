@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { commandCompleteMessage, dataRowMessage, readyForQuery, rowDescriptionMessage, typedMessage } from '../../../src/proxy/protocol/messages.js';
 import { relationOf } from './support/catalogFixtures.js';
 import { deliverBackend } from './support/hookRouting.js';
-import { back, completed, engine, front, harness, session, type FakeSession } from './support/reloadableHooks.js';
+import { back, completed, engine, front, harness, prepared, session, type FakeSession } from './support/reloadableHooks.js';
 
 const ACCOUNTS = relationOf(16500, 'public', 'accounts', [
   { attnum: 1, name: 'aid', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'note', typeOid: 25, typmod: -1 },
@@ -118,11 +118,7 @@ describe('rows of a described portal after a policy reload', () => {
   it('the unnamed portal described before a Flush gives no plaintext once the reveal is revoked', async () => {
     const h = await harness([ACCOUNTS], REVEAL);
     const s = session(h, ['app']);
-    await completed(s, 'SELECT 1', 'SELECT 1');
-    await front(s, serialize.parse({ name: 'q', text: 'SELECT note FROM accounts WHERE aid = $1', types: [] }));
-    await front(s, serialize.sync());
-    await back(s, typedMessage('1', Buffer.alloc(0)));
-    await back(s, readyForQuery('I'));
+    await prepared(s, 'q', 'SELECT note FROM accounts WHERE aid = $1');
     const stored = await storedToken();
     await front(s, serialize.bind({ statement: 'q', values: ['1'] }));
     await front(s, serialize.describe({ type: 'P' }));

@@ -10,7 +10,7 @@ import { createEngine } from '../../../../src/engine/index.js';
 import { parsePolicies, type PolicySet } from '../../../../src/policy/index.js';
 import type { CatalogRelation, CatalogSnapshot } from '../../../../src/proxy/enforcement/catalog/catalogSnapshot.js';
 import { createPolicyHooks, type PolicyHooks } from '../../../../src/proxy/enforcement/index.js';
-import { commandCompleteMessage, readyForQuery } from '../../../../src/proxy/protocol/messages.js';
+import { commandCompleteMessage, readyForQuery, typedMessage } from '../../../../src/proxy/protocol/messages.js';
 import { ProtocolState } from '../../../../src/proxy/session/protocolState.js';
 import type { MessageVerdict, SessionContext, SessionHooks } from '../../../../src/proxy/session/sessionHooks.js';
 import { snapshotOf } from './catalogFixtures.js';
@@ -88,4 +88,18 @@ export async function completed(s: FakeSession, sql: string, tag: string): Promi
   await back(s, commandCompleteMessage(tag));
   await back(s, readyForQuery('I'));
   return verdict;
+}
+
+/**
+ * After a first plain Query (the catalog is loaded), prepares `sql` as statement `name` and has the
+ * server confirm it; `deliver` hands the client's messages on (default: `front`).
+ */
+export async function prepared(
+  s: FakeSession, name: string, sql: string, deliver: (frame: Buffer) => Promise<MessageVerdict> = (frame) => front(s, frame),
+): Promise<void> {
+  await completed(s, 'SELECT 1', 'SELECT 1');
+  await deliver(serialize.parse({ name, text: sql, types: [] }));
+  await deliver(serialize.sync());
+  await back(s, typedMessage('1', Buffer.alloc(0)));
+  await back(s, readyForQuery('I'));
 }
