@@ -10,7 +10,9 @@
  * PGVEIL_BENCH_ROWS (2000000), PGVEIL_BENCH_TARGETS (e.g. "pgveil,pgveil+policy": only those; the
  * ratio lines need their targets), PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one),
  * PGVEIL_BENCH_UPSTREAM=socket (PgBouncer, pgveil and the pipe reach PostgreSQL over its Unix-domain
- * socket, as when they run on the database host; embedded server only).
+ * socket, as when they run on the database host; embedded server only), PGVEIL_BENCH_BASELINE_DIST
+ * (another build's dist/, e.g. a worktree of the last commit: its proxy with the same policy file is
+ * the target baseline+policy, alternated with the others, and this build / baseline is printed).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -31,7 +33,7 @@ const ROWS = Number(process.env.PGVEIL_BENCH_ROWS ?? 2_000_000);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const run = promisify(execFile);
 
-type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil+policy' | 'node-pipe';
+type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil+policy' | 'baseline+policy' | 'node-pipe';
 
 /** Column policies on a table pgbench never touches: what a policy file costs queries that touch no protected column. */
 const POLICIES = `
@@ -93,12 +95,14 @@ async function main(): Promise<void> {
     cleanup.push(() => rm(policyDir, { recursive: true, force: true }));
     const policiesFile = path.join(policyDir, 'policies.yaml');
     await writeFile(policiesFile, POLICIES);
-    const policyProxy = await startProcess('./proxyProcess.ts', {
-      PGVEIL_BENCH_PROXY: JSON.stringify({
-        upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT, policiesFile, masterKeyHex: randomBytes(32).toString('hex'),
-      }),
+    const policyConfig = JSON.stringify({
+      upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT, policiesFile, masterKeyHex: randomBytes(32).toString('hex'),
     });
+    const policyProxy = await startProcess('./proxyProcess.ts', { PGVEIL_BENCH_PROXY: policyConfig });
     cleanup.unshift(() => policyProxy.stop());
+    const baselineDist = process.env.PGVEIL_BENCH_BASELINE_DIST;
+    const baselineProxy = baselineDist === undefined ? undefined : await startProcess('./proxyProcess.ts', { PGVEIL_BENCH_PROXY: policyConfig, PGVEIL_BENCH_DIST: baselineDist });
+    if (baselineProxy !== undefined) cleanup.unshift(() => baselineProxy.stop());
     const pipe = await startProcess('./nodePipeProcess.ts', { PG_HOST: upstreamHost, PG_PORT: String(database.port) });
     cleanup.unshift(() => pipe.stop());
     const bouncer = await startPgBouncer({
@@ -114,6 +118,9 @@ async function main(): Promise<void> {
       { name: 'pgveil+policy', pid: policyProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(policyProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } },
       { name: 'node-pipe', pid: pipe.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(pipe.port) } },
     ];
+    if (baselineProxy !== undefined) {
+      targets.push({ name: 'baseline+policy', pid: baselineProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(baselineProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } });
+    }
     const only = process.env.PGVEIL_BENCH_TARGETS?.split(',');
     if (only !== undefined) targets.splice(0, targets.length, ...targets.filter((target) => only.includes(target.name)));
     const modes = ['prepared', 'simple'] as const;
@@ -157,6 +164,17 @@ async function main(): Promise<void> {
       const [v, w] = (['pgveil', 'pgveil+policy'] as const).map((name) => median(results.get(`${name}/${mode}`) ?? []) as number);
       const [cv, cw] = (['pgveil', 'pgveil+policy'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
       process.stdout.write(`${mode.padEnd(9)} ${format(w as number)} vs ${format(v as number)} tps = ${((w as number) / (v as number)).toFixed(2)} x   CPU ${(cw as number).toFixed(1)} vs ${(cv as number).toFixed(1)} µs per transaction\n`);
+    }
+    if (baselineProxy !== undefined) {
+      process.stdout.write('this build / the baseline build, both with the policy file (median of the per-round ratios):\n');
+      for (const mode of modes) {
+        const perRound = (values: Map<string, number[]>): string => {
+          const ours = values.get(`pgveil+policy/${mode}`) ?? [];
+          const theirs = values.get(`baseline+policy/${mode}`) ?? [];
+          return median(ours.map((value, i) => value / (theirs[i] as number))).toFixed(2);
+        };
+        process.stdout.write(`${mode.padEnd(9)} tps ${perRound(results)} x   CPU per transaction ${perRound(cpuPerTransaction)} x\n`);
+      }
     }
     process.stdout.write('CPU of the middle process per transaction (median, user + system; steadier than tps on a busy machine):\n');
     for (const mode of modes) {

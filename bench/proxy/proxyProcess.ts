@@ -4,14 +4,18 @@
  * `masterKeyHex` the column policies are applied through an engine, as `pgveil serve` does.
  * Prints `port=<n>` once listening.
  */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import type { UpstreamOptions } from '../../src/proxy/index.js';
 import { compiled } from '../compiled.js';
 
-const { createEngine } = await compiled<typeof import('../../src/engine/index.js')>('engine/index.js');
-const { openPolicyStore } = await compiled<typeof import('../../src/policy/index.js')>('policy/index.js');
-const { startProxy } = await compiled<typeof import('../../src/proxy/index.js')>('proxy/index.js');
-const { createPolicyHooks } = await compiled<typeof import('../../src/proxy/enforcement/index.js')>('proxy/enforcement/index.js');
+/** PGVEIL_BENCH_DIST: another build's dist/ to run instead of this checkout's (proxyBenchmark's baseline). */
+const dist = process.env.PGVEIL_BENCH_DIST === undefined ? undefined : pathToFileURL(`${path.resolve(process.env.PGVEIL_BENCH_DIST)}/`);
+const { createEngine } = await compiled<typeof import('../../src/engine/index.js')>('engine/index.js', dist);
+const { openPolicyStore } = await compiled<typeof import('../../src/policy/index.js')>('policy/index.js', dist);
+const { startProxy } = await compiled<typeof import('../../src/proxy/index.js')>('proxy/index.js', dist);
+const { createPolicyHooks } = await compiled<typeof import('../../src/proxy/enforcement/index.js')>('proxy/enforcement/index.js', dist);
 
 interface BenchProxyConfig {
   upstream: UpstreamOptions;
