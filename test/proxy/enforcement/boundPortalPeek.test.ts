@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { commandCompleteMessage, dataRowMessage, errorResponse, readyForQuery, rowDescriptionMessage, typedMessage } from '../../../src/proxy/protocol/messages.js';
 import type { MessageVerdict, SessionHooks } from '../../../src/proxy/session/sessionHooks.js';
 import { relationOf } from './support/catalogFixtures.js';
-import { deliverBackend, deliverFrontend } from './support/hookRouting.js';
-import { back, engine, harness, prepared, session, type FakeSession } from './support/reloadableHooks.js';
+import { deliverFrontend } from './support/hookRouting.js';
+import { back, engine, harness, prepared, sentToClient, session, type FakeSession } from './support/reloadableHooks.js';
 
 const ACCOUNTS = relationOf(16500, 'public', 'accounts', [
   { attnum: 1, name: 'aid', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'note', typeOid: 25, typmod: -1 },
@@ -42,16 +42,6 @@ async function preparedSession(): Promise<{ s: FakeSession; whole: number[]; fro
   return { s, whole, front };
 }
 
-async function toClient(s: FakeSession, frames: Buffer[]): Promise<Buffer> {
-  const out: Buffer[] = [];
-  for (const frame of frames) {
-    if (frame[0] === D) s.state.backendMessage(D, 0);
-    const taken = frame[0] !== D || s.hooks.wantsBackendMessage?.(D, s.context) !== false;
-    out.push((taken ? await deliverBackend(s.hooks, s.context, s.state, frame) : undefined) ?? frame);
-  }
-  return Buffer.concat(out);
-}
-
 describe('Describe and Execute of the portal a Bind just bound', () => {
   it('are read in place, and the rows of the Execute are revealed as before', async () => {
     const { s, whole, front } = await preparedSession();
@@ -64,7 +54,7 @@ describe('Describe and Execute of the portal a Bind just bound', () => {
       expect(whole).toEqual([0x42]); // the Bind only
       await back(s, typedMessage('2', Buffer.alloc(0)));
       await back(s, description);
-      const out = await toClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('I')]);
+      const out = await sentToClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('I')]);
       expect(out.includes(PLAIN)).toBe(true);
       expect(out.includes(stored)).toBe(false);
       expect(s.state.stagedSlots).toBe(0);

@@ -9,8 +9,7 @@ import { serialize } from 'pg-protocol';
 import { describe, expect, it } from 'vitest';
 import { commandCompleteMessage, dataRowMessage, readyForQuery, rowDescriptionMessage, typedMessage } from '../../../src/proxy/protocol/messages.js';
 import { relationOf } from './support/catalogFixtures.js';
-import { deliverBackend } from './support/hookRouting.js';
-import { back, completed, engine, front, harness, prepared, session, type FakeSession } from './support/reloadableHooks.js';
+import { back, completed, engine, front, harness, prepared, sentToClient, session, type FakeSession } from './support/reloadableHooks.js';
 
 const ACCOUNTS = relationOf(16500, 'public', 'accounts', [
   { attnum: 1, name: 'aid', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'note', typeOid: 25, typmod: -1 },
@@ -27,18 +26,6 @@ columns:
 const PLAIN = '123-45-6789';
 const description = rowDescriptionMessage([{ name: 'note', tableOid: 16500, attnum: 2, typeOid: 25, typmod: -1, format: 0 }]);
 const bindComplete = typedMessage('2', Buffer.alloc(0));
-
-/** What the client gets for these backend frames, a DataRow asked about first as the relay does. */
-async function toClient(s: FakeSession, frames: Buffer[]): Promise<Buffer> {
-  const out: Buffer[] = [];
-  for (const frame of frames) {
-    if (frame[0] === 0x44) s.state.backendMessage(0x44, 0);
-    const whole = frame[0] !== 0x44 || s.hooks.wantsBackendMessage?.(0x44, s.context) !== false;
-    const verdict = whole ? await deliverBackend(s.hooks, s.context, s.state, frame) : undefined;
-    out.push(verdict ?? frame);
-  }
-  return Buffer.concat(out);
-}
 
 async function storedToken(): Promise<string> {
   return (await engine.protect('ssn', [PLAIN], { method: 'fpe', scope: 's' })).result[0] as string;
@@ -80,7 +67,7 @@ async function rowsAfterReload(before: string, after: string, batches: 'separate
     await back(s, description);
     reload(after);
   }
-  const out = await toClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('T')]);
+  const out = await sentToClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('T')]);
   return { out, stored };
 }
 
@@ -106,12 +93,12 @@ describe('rows of a described portal after a policy reload', () => {
     await front(s, serialize.sync());
     await back(s, bindComplete);
     await back(s, description);
-    const first = await toClient(s, [dataRowMessage([Buffer.from(stored)]), typedMessage('s', Buffer.alloc(0)), readyForQuery('T')]);
+    const first = await sentToClient(s, [dataRowMessage([Buffer.from(stored)]), typedMessage('s', Buffer.alloc(0)), readyForQuery('T')]);
     expect(first.includes(PLAIN)).toBe(true);
     reload(MASKED);
     await front(s, serialize.execute({ portal: 'p', rows: 1 }));
     await front(s, serialize.sync());
-    const second = await toClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('T')]);
+    const second = await sentToClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('T')]);
     expect(second.includes(PLAIN)).toBe(false);
   });
 
@@ -128,7 +115,7 @@ describe('rows of a described portal after a policy reload', () => {
     h.reload(MASKED);
     await front(s, serialize.execute({}));
     await front(s, serialize.sync());
-    const out = await toClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('I')]);
+    const out = await sentToClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('I')]);
     expect(out.includes(PLAIN)).toBe(false);
   });
 });

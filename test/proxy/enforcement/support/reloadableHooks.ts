@@ -103,3 +103,10 @@ export async function prepared(
   await back(s, typedMessage('1', Buffer.alloc(0)));
   await back(s, readyForQuery('I'));
 }
+
+/** What the client gets for these server messages: each hook's verdict, or the message itself. */
+export async function sentToClient(s: FakeSession, frames: Buffer[]): Promise<Buffer> {
+  const out: Buffer[] = [];
+  for (const frame of frames) out.push((await deliverBackend(s.hooks, s.context, s.state, frame)) ?? frame);
+  return Buffer.concat(out);
+}
