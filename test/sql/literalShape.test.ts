@@ -118,6 +118,29 @@ describe('SqlAnalysisCache by literal shape', () => {
     expect(cache.shapeHits).toBe(0);
   });
 
+  it('scans each text again unless its shape holds only numbers and its names are the ones the shape was scanned for', () => {
+    // A frozen list handed out again and again, as ColumnPolicies does: a kept shape remembers it.
+    let names: readonly string[] = Object.freeze(['customers', 'orders']);
+    const schema = { ...testSchema(), protectedTableNames: () => names };
+    const cache = new SqlAnalysisCache();
+    cache.analyse('SELECT id FROM plain WHERE id = 1', schema, 'g');
+    cache.analyse('SELECT id FROM plain WHERE id = 22', schema, 'g');
+    expect(cache.shapeHits).toBe(1);
+    // A string constant may name a table: such texts are scanned every time.
+    cache.analyse("SELECT id FROM plain WHERE note = 'x'", schema, 'g');
+    cache.analyse("SELECT id FROM plain WHERE note = 'y'", schema, 'g');
+    expect(cache.shapeHits).toBe(2);
+    const misses = cache.misses;
+    cache.analyse("SELECT id FROM plain WHERE note = 'customers'", schema, 'g');
+    expect(cache.shapeHits).toBe(2);
+    expect(cache.misses).toBe(misses + 1);
+    // Another list (a table newly listed) under the same key: the number-only shape is scanned again.
+    names = Object.freeze(['customers', 'orders', 'plain']);
+    cache.analyse('SELECT id FROM plain WHERE id = 333', schema, 'g');
+    expect(cache.shapeHits).toBe(2);
+    expect(cache.misses).toBe(misses + 2);
+  });
+
   it('keeps no shape whose analysis found something (a rule, a session effect, a rejection)', () => {
     const cache = new SqlAnalysisCache();
     const schema = testSchema({ listNames: true });
@@ -138,14 +161,21 @@ describe('SqlAnalysisCache by literal shape', () => {
       (a: string, n: number) => `SELECT ${a} AS x, ${n} AS y`,
       (a: string, n: number) => `SELECT id FROM plain WHERE id IN (${n}, -${n}, 1) AND note <> ${a} OR ${a} = note`,
       (a: string, n: number) => `SELECT o.id FROM orders o JOIN plain p ON p.id = o.id WHERE p.note = ${a} AND o.amount > -${n}.5`,
+      // Numbers only: texts of one shape are answered without scanning them again.
+      (_: string, n: number) => `SELECT id, note FROM plain WHERE id = ${n} OR id > -${n}.${n}`,
+      (_: string, n: number) => `SELECT id FROM customers WHERE id = ${n}`,
+      (_: string, n: number) => `DELETE FROM orders WHERE amount < ${n}`,
     ];
     const literal = fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => `'${text.replaceAll("'", "''")}'`);
-    const cache = new SqlAnalysisCache();
-    const schema = testSchema({ listNames: true });
-    fc.assert(fc.property(fc.nat(templates.length - 1), literal, fc.nat(1_000_000), (which, a, n) => {
-      const text = (templates[which] as (a: string, n: number) => string)(a, n);
-      expect(cache.analyse(text, schema, 'g')).toEqual(analyseSql(text, schema));
-    }), { numRuns: 300 });
-    expect(cache.shapeHits).toBeGreaterThan(50);
+    // Names listed afresh on each call, and one frozen list handed out each time (as ColumnPolicies does).
+    const listed = Object.freeze(['customers', 'orders', 'accounts', 'Mixed']);
+    for (const schema of [testSchema({ listNames: true }), { ...testSchema(), protectedTableNames: () => listed }]) {
+      const cache = new SqlAnalysisCache();
+      fc.assert(fc.property(fc.nat(templates.length - 1), literal, fc.nat(1_000_000), (which, a, n) => {
+        const text = (templates[which] as (a: string, n: number) => string)(a, n);
+        expect(cache.analyse(text, schema, 'g')).toEqual(analyseSql(text, schema));
+      }), { numRuns: 300 });
+      expect(cache.shapeHits).toBeGreaterThan(50);
+    }
   });
 });

@@ -23,6 +23,11 @@ export interface LiteralShape {
   readonly byteLength: number;
   /** Byte offset of each constant, in order (offsets in a reused analysis are moved to these). */
   readonly constantOffsets: readonly number[];
+  /**
+   * A string constant was taken out. Without one, two texts of a shape differ only in digit runs
+   * that touch no word: they hold the same words, quoted names and punctuation.
+   */
+  readonly hasStrings: boolean;
 }
 
 /** The UTF-8 byte offset of each of `indexes` (UTF-16 positions of `text`, ascending). */
@@ -97,6 +102,7 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
   let ascii = true; // every code unit seen so far is ASCII: byte offsets are the UTF-16 positions
   let from = 0; // start of the text not yet copied into parts
   let firstWord: string | undefined;
+  let hasStrings = false;
   const hashes = hashesOf(deniedWords);
   let i = 0;
   const n = sql.length;
@@ -116,6 +122,7 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
       }
       key += sql.slice(from, i) + '$s';
       constants.push(i);
+      hasStrings = true;
       i = j + 1;
       from = i;
     } else if (code === 0x22) { // "quoted name": kept, and checked like a word
@@ -189,6 +196,6 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
   }
   if (firstWord === undefined) return undefined;
   key += sql.slice(from);
-  if (ascii) return { key, byteLength: n, constantOffsets: constants };
-  return { key, byteLength: Buffer.byteLength(sql, 'utf8'), constantOffsets: byteOffsets(sql, constants) };
+  if (ascii) return { key, byteLength: n, constantOffsets: constants, hasStrings };
+  return { key, byteLength: Buffer.byteLength(sql, 'utf8'), constantOffsets: byteOffsets(sql, constants), hasStrings };
 }

@@ -38,6 +38,8 @@ interface ShapeEntry {
   readonly analysis: SqlAnalysis;
   readonly statement: StatementAnalysis;
   readonly shape: LiteralShape;
+  /** The table names the first text of the shape was scanned for (and named none of). */
+  readonly names: readonly string[];
   /** When it was last moved to the young end of its LRU (the cache's use count then). */
   used: number;
   /** The last analysis moved to another text (texts of one shape mostly differ in the same way). */
@@ -118,8 +120,16 @@ export class SqlAnalysisCache {
       if (this.stale(known, uses)) refresh(space.texts, sql, known, uses);
       return known.analysis;
     }
-    const shape = this.shapeOf(sql, schema);
-    const shaped = shape === undefined ? undefined : space?.shapes.get(shape.key);
+    const shapeScan = this.shapeOf(sql, schema);
+    let shape = shapeScan?.shape;
+    let shaped = shape === undefined ? undefined : space?.shapes.get(shape.key);
+    // A kept shape without string constants was scanned for these names already: its texts differ
+    // from that one only in digit runs, which can make no word. Any other text is scanned.
+    if (shapeScan !== undefined && !(shaped !== undefined && shaped.names === shapeScan.names && !shapeScan.shape.hasStrings)
+      && findListedTableMention(sql, shapeScan.names) !== undefined) {
+      shape = undefined;
+      shaped = undefined;
+    }
     const moved = shaped === undefined || shape === undefined ? undefined : movedTo(shaped, shape);
     if (moved !== undefined && shape !== undefined && shaped !== undefined && space !== undefined) {
       this.shapeHits++;
@@ -130,8 +140,8 @@ export class SqlAnalysisCache {
     const analysis = analyseSql(sql, schema);
     const keepText = !analysis.statements.some((statement) => statement.literals.length > 0);
     let shapeEntry: ShapeEntry | undefined;
-    if (shape !== undefined && foundNothing(analysis)) {
-      const entry: ShapeEntry = { analysis, statement: analysis.statements[0] as StatementAnalysis, shape, used: uses };
+    if (shape !== undefined && shapeScan !== undefined && foundNothing(analysis)) {
+      const entry: ShapeEntry = { analysis, statement: analysis.statements[0] as StatementAnalysis, shape, names: shapeScan.names, used: uses };
       if (movedTo(entry, shape) !== undefined) shapeEntry = entry;
     }
     if (!keepText && shapeEntry === undefined) return analysis;
@@ -188,15 +198,16 @@ export class SqlAnalysisCache {
     return space;
   }
 
-  /** The text's literal shape, when it has one and names no table whose values the analysis would follow. */
-  private shapeOf(sql: string, schema: ProtectedSchema): LiteralShape | undefined {
+  /**
+   * The text's literal shape, when it has one, and the names of the tables whose values the
+   * analysis would follow: the text must name none of them to be answered by its shape.
+   */
+  private shapeOf(sql: string, schema: ProtectedSchema): { readonly shape: LiteralShape; readonly names: readonly string[] } | undefined {
     const protectedNames = schema.protectedTableNames?.();
     const plaintextNames = schema.plaintextSource === undefined ? NO_NAMES : schema.plaintextTableNames?.();
     if (protectedNames === undefined || plaintextNames === undefined) return undefined;
     const shape = literalShapeOf(sql, SHAPE_DENIED_WORDS);
-    if (shape === undefined) return undefined;
-    if (findListedTableMention(sql, followedNames(protectedNames, plaintextNames)) !== undefined) return undefined;
-    return shape;
+    return shape === undefined ? undefined : { shape, names: followedNames(protectedNames, plaintextNames) };
   }
 
   get size(): number {
