@@ -16,22 +16,13 @@ import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply } from './expectedReplies.js';
 import type { ResultPlan } from './readPath/resultPlan.js';
 import { DescribedResults } from './readPath/describedResults.js';
+import { HeldBatch, type Rewrite } from './readPath/heldBatch.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
-import { commandTag, commandTagStartsWith, frameCount, readParameterDescription, readParameterStatus, readyForQueryStatus } from '../protocol/messageReaders.js';
+import { commandTag, commandTagStartsWith, frameCount, readParameterDescription, readParameterStatus, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
 import { parameterDescriptionMessage } from '../protocol/messages.js';
 
-/**
- * A batch is handed over once it holds this many rows or bytes. Rows come in runs (a chunk's worth,
- * at most a socket read), so a batch may pass either bound by the last run it took: memory stays
- * within BATCH_BYTES and one read, and the rewrite still yields the loop every 512 values.
- */
-const BATCH_ROWS = 2048;
-const BATCH_BYTES = 1 << 20;
 /** Command tags of statements that may change the catalog. */
 const DDL_TAG_WORDS = ['CREATE', 'ALTER', 'DROP', 'IMPORT', 'REFRESH', 'SECURITY LABEL'];
-
-/** Rewrites a batch of held frames (`rows` rows in all); returns them, in order, as one buffer. */
-type Rewrite = (frames: Buffer[], rows: number) => Promise<Buffer>;
 
 type RevealingFields = readonly { readonly policy: { readonly key: string }; readonly action: string }[];
 
@@ -46,15 +37,22 @@ function plaintextColumns(fields: RevealingFields): string[] {
   return columns;
 }
 
+interface QueryResult {
+  readonly fields: readonly FieldDescription[];
+  plan: ResultPlan | undefined;
+  /** The policies `plan` was derived under. */
+  under: ColumnPolicies;
+}
+
 export class BackendPolicy {
-  /** The plan of the current simple-query result set. */
-  private queryPlan: ResultPlan | undefined;
+  /**
+   * The current simple-query result set, when its fields name table columns: its rows are planned
+   * under the policies in force as they arrive, like a portal's.
+   */
+  private queryResult: QueryResult | undefined;
   private copyOut: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
-  private held: Buffer[] = [];
-  /** The rows the held frames hold (a DataRow frame may hold several back to back). */
-  private heldRows = 0;
-  private heldBytes = 0;
-  private heldRewrite: Rewrite | undefined;
+  /** Rows (or COPY data) held for a batch rewrite. */
+  private readonly batch = new HeldBatch();
   private readonly described: DescribedResults;
 
   constructor(private readonly state: PolicySessionState) {
@@ -68,8 +66,8 @@ export class BackendPolicy {
     if (type === 0x44 /* D */) return this.dataRow(frame, head);
     if (type === 0x64 /* d */) return this.copyData(frame);
     const verdict = this.control(type, frame, head);
-    if (this.held.length === 0) return verdict;
-    const flushed = this.flush();
+    if (this.batch.isEmpty) return verdict;
+    const flushed = this.batch.flush();
     if (verdict instanceof Promise) return Promise.all([flushed, verdict]).then(([rows, bytes]) => Buffer.concat([rows, bytes ?? frame]));
     return flushed.then((rows) => Buffer.concat([rows, verdict ?? frame]));
   }
@@ -82,11 +80,14 @@ export class BackendPolicy {
   wantsWhole(type: number): boolean {
     if (type === 0x64 /* d */) return this.copyOut !== undefined;
     // A notice (RAISE NOTICE in a function the query calls) goes out after the rows sent before it.
-    if (type === 0x4e /* N */) return this.held.length > 0;
+    if (type === 0x4e /* N */) return !this.batch.isEmpty;
     const head = this.state.replies.current;
     // Rows stream by only under a plan of none derived under the policies in force now.
     if (head?.kind === 'execute') return head.portal !== undefined && (head.portal.readPlan !== null || head.portal.readPlanUnder !== this.state.policiesNow());
-    if (head?.kind === 'query') return this.queryPlan !== undefined;
+    if (head?.kind === 'query') {
+      const result = this.queryResult;
+      return result !== undefined && (result.plan !== undefined || result.under !== this.state.policiesNow());
+    }
     return false;
   }
 
@@ -96,7 +97,7 @@ export class BackendPolicy {
    */
   header(type: number, firstBodyByte: number): void {
     // Rows are held only within a result, and whatever ends a result is handled whole and flushes them first.
-    if (this.held.length > 0) throw new Error('pgveil held rows past the end of their result');
+    if (!this.batch.isEmpty) throw new Error('pgveil held rows past the end of their result');
     if (type === 0x5a) this.readyForQuery(String.fromCharCode(firstBodyByte || 0x49), this.state.replies.answered);
     else this.completed(type);
   }
@@ -104,64 +105,65 @@ export class BackendPolicy {
   /** `frame`: one or more DataRows back to back (what followed one another in a chunk comes as one). */
   private dataRow(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     // A portal's rows are planned under the policies in force as they arrive: a stale catalog is read first.
-    if (head?.kind === 'execute' && head.portal !== undefined && this.state.policiesNow() === undefined) {
-      return this.state.policies().then(() => this.dataRow(frame, head));
-    }
-    const plan = head?.kind === 'execute' ? this.described.portalPlan(head.portal) : head?.kind === 'query' ? this.queryPlan : undefined;
+    const planned = head?.kind === 'execute' ? head.portal !== undefined : head?.kind === 'query' && this.queryResult !== undefined;
+    if (planned && this.state.policiesNow() === undefined) return this.state.policies().then(() => this.dataRow(frame, head));
+    const plan = head?.kind === 'execute' ? this.described.portalPlan(head.portal) : head?.kind === 'query' ? this.queryRowsPlan() : undefined;
+    if (this.batch.holdsOtherThan(plan)) return this.afterHeldRows(plan, frame);
     if (plan === undefined) return undefined;
-    // A batch holds rows of one result only (whatever ends a result flushes it first): the first row's rewrite serves it.
-    this.heldRewrite ??= this.dataRowsRewrite(plan);
-    return this.hold(frame, frameCount(frame));
+    return this.batch.hold(frame, frameCount(frame), plan, this.dataRowsRewrite);
   }
 
-  private dataRowsRewrite(plan: ResultPlan): Rewrite {
-    const engine = this.state.services.engine;
-    const metrics = this.state.services.metrics;
-    const dateStyle = this.state.settings.dateStyle;
-    const services = this.state.services;
-    const revealed = plaintextColumns(plan.fields);
+  /**
+   * The policies changed within a result, between rows: the rows held so far leave first, under
+   * the plan they arrived under, then this one is held (or let through) under its own.
+   */
+  private async afterHeldRows(plan: ResultPlan | undefined, frame: Buffer): Promise<MessageVerdict> {
+    const before = await this.batch.flush();
+    if (plan === undefined) return Buffer.concat([before, frame]);
+    return Buffer.concat([before, await this.batch.hold(frame, frameCount(frame), plan, this.dataRowsRewrite)]);
+  }
+
+  /** The plan of the current simple-query result's rows, derived again when the policies changed since. */
+  private queryRowsPlan(): ResultPlan | undefined {
+    const result = this.queryResult;
+    const now = this.state.policiesNow();
+    if (result === undefined || now === undefined || result.under === now) return result?.plan;
+    result.plan = this.described.plan(now, result.fields);
+    result.under = now;
+    return result.plan;
+  }
+
+  /** The rewrite of a batch of rows planned under `plan` (asked by the batch, once per batch). */
+  private readonly dataRowsRewrite = (planned: object): Rewrite => {
+    const plan = planned as ResultPlan;
     const state = this.state;
+    const { engine, metrics } = state.services;
+    const services = state.services;
+    const dateStyle = state.settings.dateStyle;
+    const revealed = plaintextColumns(plan.fields);
     return (frames, rows) => {
       // Recorded before the batch can leave: the audit line precedes the plaintext.
       if (revealed.length > 0) state.revealed(revealed, rows);
       return rewriteDataRows(frames, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy), rows);
     };
-  }
+  };
 
   private copyData(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const rewriter = this.copyOut;
     if (rewriter === undefined) return undefined;
-    if (this.heldRewrite === undefined) {
-      const revealed = plaintextColumns(rewriter.columns);
-      const state = this.state;
-      this.heldRewrite = async (frames, rows) => {
-        if (revealed.length > 0) state.revealed(revealed, rows);
-        return Buffer.concat(await rewriter.rewrite(frames));
-      };
-    }
-    return this.hold(frame, 1);
+    return this.batch.hold(frame, 1, rewriter, this.copyRewrite);
   }
 
-  /** Holds a frame of `rows` messages for the batch; hands the batch over once it is full. */
-  private hold(frame: Buffer, rows: number): MessageVerdict | Promise<MessageVerdict> {
-    this.held.push(frame);
-    this.heldRows += rows;
-    this.heldBytes += frame.length;
-    if (this.heldRows < BATCH_ROWS && this.heldBytes < BATCH_BYTES) return DROP;
-    return this.flush();
-  }
-
-  private async flush(): Promise<Buffer> {
-    const frames = this.held;
-    const rows = this.heldRows;
-    const rewrite = this.heldRewrite;
-    this.held = [];
-    this.heldRows = 0;
-    this.heldBytes = 0;
-    this.heldRewrite = undefined;
-    if (rewrite === undefined || frames.length === 0) return Buffer.concat(frames);
-    return rewrite(frames, rows);
-  }
+  /** The rewrite of a batch of COPY TO data (asked by the batch, once per batch). */
+  private readonly copyRewrite = (planned: object): Rewrite => {
+    const rewriter = planned as CopyOutRewriter | BinaryCopyOutRewriter;
+    const revealed = plaintextColumns(rewriter.columns);
+    const state = this.state;
+    return async (frames, rows) => {
+      if (revealed.length > 0) state.revealed(revealed, rows);
+      return Buffer.concat(await rewriter.rewrite(frames));
+    };
+  };
 
   private control(type: number, frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
@@ -243,7 +245,7 @@ export class BackendPolicy {
       });
     }
     return this.described.whenCatalogKnows(fields, (policies) => {
-      this.queryPlan = policies === undefined ? undefined : this.described.plan(policies, fields);
+      this.queryResult = policies === undefined ? undefined : { fields, plan: this.described.plan(policies, fields), under: policies };
       return undefined;
     });
   }
@@ -251,7 +253,7 @@ export class BackendPolicy {
   private endResult(head: ExpectedReply | undefined): void {
     this.copyOut = undefined;
     if (this.state.copyIn !== undefined) this.state.copyIn = undefined;
-    if (head?.kind === 'query') this.queryPlan = undefined;
+    if (head?.kind === 'query') this.queryResult = undefined;
     this.state.backendEvent();
   }
 
@@ -276,7 +278,7 @@ export class BackendPolicy {
     const state = this.state;
     state.searchPath.failed();
     this.copyOut = undefined;
-    this.queryPlan = undefined;
+    this.queryResult = undefined;
     if (state.copyIn !== undefined) {
       state.copyIn.failed = true;
       state.copyIn.failSent = true;
@@ -304,7 +306,7 @@ export class BackendPolicy {
     }
     const domain = answered?.kind === 'sync' || answered?.kind === 'query' || answered?.kind === 'function' ? answered.domain : undefined;
     state.searchPath.readyForQuery(status, domain);
-    this.queryPlan = undefined;
+    this.queryResult = undefined;
     this.copyOut = undefined;
     state.copyIn = undefined;
     state.settings.settled();

@@ -1,9 +1,10 @@
 /**
- * A portal's rows are planned under the policies in force when they arrive. A reload between a
- * portal's RowDescription and its rows — the rows of a Describe sent with Flush or in an earlier
- * batch of a transaction, or a suspended portal executed again — must not let them out under the
- * plan of before: a revoked reveal gives no plaintext, and a newly protected column's stored
- * value is rewritten rather than passed through.
+ * Rows are planned under the policies in force when they arrive. A reload between a portal's
+ * RowDescription and its rows — the rows of a Describe sent with Flush or in an earlier batch of
+ * a transaction, or a suspended portal executed again — or between two rows of one result (a
+ * portal's or a simple Query's, the first row still held for its batch) must not let the later
+ * rows out under the plan of before: a revoked reveal gives no plaintext, a newly protected
+ * column's stored value is rewritten rather than passed through, and the rows keep their order.
  */
 import { serialize } from 'pg-protocol';
 import { describe, expect, it } from 'vitest';
@@ -117,5 +118,91 @@ describe('rows of a described portal after a policy reload', () => {
     await front(s, serialize.sync());
     const out = await sentToClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('I')]);
     expect(out.includes(PLAIN)).toBe(false);
+  });
+});
+
+describe('rows held for a batch when the policies change within their result', () => {
+  const OTHER = '987-65-4321';
+
+  /** Bind p, Describe p, Execute p; a first row arrives (and is held for its batch), then the reload, then a second row. */
+  async function rowsAcrossReload(before: string, after: string): Promise<{ out: Buffer; stored: [string, string] }> {
+    const { s, reload } = await preparedInBlock(before);
+    const stored = (await engine.protect('ssn', [PLAIN, OTHER], { method: 'fpe', scope: 's' })).result as [string, string];
+    await front(s, serialize.bind({ portal: 'p', statement: 'q', values: ['1'] }));
+    await front(s, serialize.describe({ type: 'P', name: 'p' }));
+    await front(s, serialize.execute({ portal: 'p' }));
+    await front(s, serialize.sync());
+    await back(s, bindComplete);
+    await back(s, description);
+    const first = await sentToClient(s, [dataRowMessage([Buffer.from(stored[0])])]);
+    reload(after);
+    const rest = await sentToClient(s, [dataRowMessage([Buffer.from(stored[1])]), commandCompleteMessage('SELECT 2'), readyForQuery('T')]);
+    return { out: Buffer.concat([first, rest]), stored };
+  }
+
+  it('a row arriving after a revoked reveal gives no plaintext, though the row before it was revealed', async () => {
+    const { out, stored } = await rowsAcrossReload(REVEAL, MASKED);
+    expect(out.includes(PLAIN)).toBe(true);
+    expect(out.includes(OTHER)).toBe(false);
+    expect(out.includes(stored[1])).toBe(false);
+  });
+
+  it('rows keep their order when the column stops being protected mid-result', async () => {
+    const { out, stored } = await rowsAcrossReload(REVEAL, NONE);
+    const revealed = out.indexOf(PLAIN);
+    const passed = out.indexOf(stored[1]);
+    expect(revealed).toBeGreaterThan(-1);
+    expect(passed).toBeGreaterThan(revealed);
+    expect(out.indexOf('SELECT 2')).toBeGreaterThan(passed);
+  });
+
+  it('a row arriving after its column became protected is rewritten, and follows the row before it', async () => {
+    const { out, stored } = await rowsAcrossReload(NONE, REVEAL);
+    expect(out.includes(stored[0])).toBe(true);
+    expect(out.indexOf(OTHER)).toBeGreaterThan(out.indexOf(stored[0]));
+  });
+});
+
+describe('rows of a simple Query after a policy reload', () => {
+  const OTHER = '987-65-4321';
+
+  /** A Query whose RowDescription and first row arrive before the reload (`at`: 'description' — only its RowDescription), the rest after. */
+  async function queryAcrossReload(before: string, after: string, at: 'description' | 'row'): Promise<{ out: Buffer; stored: [string, string] }> {
+    const h = await harness([ACCOUNTS], before);
+    const s = session(h, ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    const stored = (await engine.protect('ssn', [PLAIN, OTHER], { method: 'fpe', scope: 's' })).result as [string, string];
+    await front(s, serialize.query('SELECT note FROM accounts'));
+    const rows = [dataRowMessage([Buffer.from(stored[0])]), dataRowMessage([Buffer.from(stored[1])])];
+    const early = at === 'row' ? [description, rows[0] as Buffer] : [description];
+    const first = await sentToClient(s, early);
+    h.reload(after);
+    const rest = await sentToClient(s, [...rows.slice(early.length - 1), commandCompleteMessage('SELECT 2'), readyForQuery('I')]);
+    return { out: Buffer.concat([first, rest]), stored };
+  }
+
+  it('rows arriving after a revoked reveal give no plaintext', async () => {
+    const { out, stored } = await queryAcrossReload(REVEAL, MASKED, 'description');
+    for (const value of [PLAIN, OTHER, ...stored]) expect(out.includes(value)).toBe(false);
+  });
+
+  it('a row arriving after a revoked reveal gives no plaintext, though the row before it was revealed', async () => {
+    const { out, stored } = await queryAcrossReload(REVEAL, MASKED, 'row');
+    expect(out.includes(PLAIN)).toBe(true);
+    expect(out.includes(OTHER)).toBe(false);
+    expect(out.includes(stored[1])).toBe(false);
+  });
+
+  it('rows arriving after their column became protected are rewritten, in order', async () => {
+    const { out, stored } = await queryAcrossReload(NONE, REVEAL, 'row');
+    expect(out.includes(stored[0])).toBe(true);
+    expect(out.includes(stored[1])).toBe(false);
+    expect(out.indexOf(OTHER)).toBeGreaterThan(out.indexOf(stored[0]));
+  });
+
+  it('rows keep their order when the column stops being protected mid-result', async () => {
+    const { out, stored } = await queryAcrossReload(REVEAL, NONE, 'row');
+    expect(out.indexOf(stored[1])).toBeGreaterThan(out.indexOf(PLAIN));
+    expect(out.indexOf(PLAIN)).toBeGreaterThan(-1);
   });
 });
