@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
-import { unknownSessionEffects } from '../sql/index.js';
+import { unknownSessionEffects, type StatementAnalysis } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
 import { executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
@@ -35,6 +35,27 @@ function isRefusal(error: unknown): error is PolicyRefusal {
 /** A Describe of the unnamed portal ('P', empty name) and an Execute of it (empty name, row limit): their lengths. */
 const DESCRIBE_UNNAMED_PORTAL_BYTES = 7;
 const EXECUTE_UNNAMED_PORTAL_BYTES = 10;
+
+/**
+ * The server runs a Query in the unnamed statement and portal, and drops them afterwards: what
+ * applies that once the Query is answered. Undefined when there is nothing to drop (a session of
+ * simple Queries): neither name holds anything, nor may by then.
+ */
+function dropUnnamed(state: PolicySessionState, batch: number): SettleChanges | undefined {
+  if (state.statements.holdsNothing('') && state.portals.holdsNothing('')) return undefined;
+  const statement = state.statements.change('', undefined, batch);
+  const portal = state.portals.change('', undefined, batch);
+  return (outcome) => {
+    state.statements.settle(statement, outcome);
+    state.portals.settle(portal, outcome);
+  };
+}
+
+/** Whether a statement of the text changes session settings or prepared statements (their bookkeeping then follows it). */
+function changesSessionOrNames(statements: readonly StatementAnalysis[]): boolean {
+  for (const statement of statements) if ((statement.sessionEffects?.length ?? 0) > 0 || statement.preparedNames !== undefined) return true;
+  return false;
+}
 
 export class FrontendPolicy {
   /**
@@ -110,12 +131,7 @@ export class FrontendPolicy {
     const domain = state.searchPath.queryDomain();
     const batch = ++state.batch;
     state.batch++;
-    // The server runs a Query in the unnamed statement and portal, and drops them afterwards.
-    const dropsUnnamed = [state.statements.change('', undefined, batch), state.portals.change('', undefined, batch)];
-    const answered: SettleChanges = (outcome) => {
-      state.statements.settle(dropsUnnamed[0] as PendingChange<StatementInfo>, outcome);
-      state.portals.settle(dropsUnnamed[1] as PendingChange<PortalInfo>, outcome);
-    };
+    const answered = dropUnnamed(state, batch);
     let rewritten: RewrittenStatement | Promise<RewrittenStatement>;
     try {
       rewritten = analysedText(this.state, sql, domain, batch);
@@ -128,16 +144,20 @@ export class FrontendPolicy {
     return this.forwardQuery(sql, rewritten, domain, batch, answered);
   }
 
-  private forwardQuery(sql: string, rewritten: RewrittenStatement, domain: number, batch: number, answered: SettleChanges): MessageVerdict {
+  private forwardQuery(sql: string, rewritten: RewrittenStatement, domain: number, batch: number, answered: SettleChanges | undefined): MessageVerdict {
     const state = this.state;
     const statements = rewritten.analysis.statements;
-    const effects = statements.map((statement) => state.searchPath.sent(domain, statement.sessionEffects ?? []));
-    const settles = statements.map((statement, index) => preparedNameChanges(state, statement.preparedNames, batch, rewritten.preparedPlans[index]));
-    state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
+    if (!changesSessionOrNames(statements)) {
+      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, completedCommands: 0, answered });
+    } else {
+      const effects = statements.map((statement) => state.searchPath.sent(domain, statement.sessionEffects ?? []));
+      const settles = statements.map((statement, index) => preparedNameChanges(state, statement.preparedNames, batch, rewritten.preparedPlans[index]));
+      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
+    }
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
   }
 
-  private refuseQuery(error: unknown, domain: number, answered: SettleChanges): MessageVerdict {
+  private refuseQuery(error: unknown, domain: number, answered: SettleChanges | undefined): MessageVerdict {
     if (!isRefusal(error)) throw error;
     this.state.refused(error);
     this.state.expectReply({ kind: 'query', copies: [], refusal: error.toErrorResponse(), domain, answered });

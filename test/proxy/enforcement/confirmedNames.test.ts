@@ -1,7 +1,8 @@
 /**
  * ConfirmedNames keeps the unnamed statement or portal apart from its map and answers `certain`
- * without building the candidate list: both must give what a plain map and the full candidate
- * list give, whatever the order of changes, answers and transaction ends.
+ * without building the candidate list, and a removal of a name that holds nothing is not recorded
+ * at all: each must give what a plain map and the full candidate list give, whatever the order of
+ * changes, answers and transaction ends.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -57,24 +58,29 @@ const name = fc.oneof(fc.constantFrom(...NAMES), fc.constant(EVERY_NAME));
 const operation = fc.oneof(
   fc.record({ op: fc.constant('change' as const), name, value: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }), doomed: fc.boolean(), failureClears: fc.boolean() }),
   fc.record({ op: fc.constant('settle' as const), pick: fc.nat(), outcome: fc.constantFrom<ChangeOutcome>('done', 'failed', 'skipped') }),
+  // A Query's drop of a name, left out where it would change nothing (ConfirmedNames.holdsNothing).
+  fc.record({ op: fc.constant('removal' as const), name: fc.constantFrom(...NAMES) }),
   fc.constant({ op: 'sync' as const }),
   fc.constant({ op: 'clear' as const }),
 );
 
 describe('ConfirmedNames', () => {
-  it('gives the candidates and the certain value a plain map gives, for the unnamed and named entries alike', () => {
+  it('gives the candidates and the certain value a plain map gives, for the unnamed and named entries alike, removals of what holds nothing left out', () => {
     fc.assert(fc.property(fc.array(operation, { maxLength: 40 }), (operations) => {
       const names = new ConfirmedNames<number>();
       const reference = new ReferenceNames();
-      const changes: { real: PendingChange<number>; model: number }[] = [];
+      const changes: { real: PendingChange<number> | undefined; model: number }[] = [];
       let batch = 1;
       for (const step of operations) {
         if (step.op === 'change') {
           const options = { doomed: step.doomed, failureClears: step.failureClears };
           changes.push({ real: names.change(step.name, step.value, batch, options), model: reference.change(step.name, step.value, batch, step.doomed, step.failureClears) });
+        } else if (step.op === 'removal') {
+          const real = names.holdsNothing(step.name) ? undefined : names.change(step.name, undefined, batch);
+          changes.push({ real, model: reference.change(step.name, undefined, batch, false, false) });
         } else if (step.op === 'settle' && changes.length > 0) {
           const change = changes[step.pick % changes.length] as (typeof changes)[number];
-          names.settle(change.real, step.outcome);
+          if (change.real !== undefined) names.settle(change.real, step.outcome);
           reference.settle(change.model, step.outcome);
         } else if (step.op === 'sync') {
           batch++;

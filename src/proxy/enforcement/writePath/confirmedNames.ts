@@ -50,6 +50,17 @@ export class ConfirmedNames<T> {
     return change;
   }
 
+  /**
+   * True when removing `name` now would change nothing, whatever the server answers: it holds
+   * nothing and no change to it is pending (a removal would only add `undefined` to candidates
+   * that already hold it).
+   */
+  holdsNothing(name: string): boolean {
+    if (this.confirmedValue(name) !== undefined) return false;
+    for (const change of this.pending) if (!change.settled && (change.name === name || change.name === EVERY_NAME)) return false;
+    return true;
+  }
+
   settle(change: PendingChange<T>, outcome: ChangeOutcome): void {
     if (change.settled) return;
     change.settled = true;
