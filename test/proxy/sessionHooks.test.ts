@@ -8,6 +8,7 @@ import { DROP, type RunningProxy, type SessionHooks } from '../../src/proxy/inde
 import { errorResponse } from '../../src/proxy/protocol/messages.js';
 import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
 import { ProtocolState } from '../../src/proxy/session/protocolState.js';
+import { SessionFatal } from '../../src/proxy/session/sessionFatal.js';
 import { SessionRelay } from '../../src/proxy/session/sessionRelay.js';
 import { backendMessageLimits, frontendMessageLimits } from '../../src/proxy/protocol/messageLimits.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
@@ -24,8 +25,9 @@ function replaceText(message: Buffer, from: string, to: string): Buffer {
   return bytes;
 }
 
-const hooks: SessionHooks & { failNext: boolean; failNextHeader: boolean; streamRows: boolean; seen: string[] } = {
+const hooks: SessionHooks & { failNext: boolean; failNextHeader: boolean; endNext: boolean; streamRows: boolean; seen: string[] } = {
   failNext: false,
+  endNext: false,
   failNextHeader: false,
   streamRows: false,
   seen: [],
@@ -63,6 +65,10 @@ const hooks: SessionHooks & { failNext: boolean; failNextHeader: boolean; stream
   },
   onBackendMessage(message) {
     this.seen.push(`<${String.fromCharCode(message[0] as number)}`);
+    if (this.endNext) {
+      this.endNext = false;
+      throw new SessionFatal('40001', 'ended by the hook for the test', { hint: 'Run it again.' });
+    }
     return message.includes('secret') ? replaceText(message, 'secret', 'masked') : undefined;
   },
 };
@@ -108,6 +114,23 @@ describe('session hooks', () => {
     expect(messages.some((m) => m.type === 'Z')).toBe(false);
     const client = await connected(viaProxy(proxy));
     expect((await client.query('SELECT 5 AS n')).rows).toEqual([{ n: 5 }]);
+    await client.end();
+  });
+});
+
+describe('a hook ending the session on purpose', () => {
+  it('sends its own FATAL (code, message, hint) and leaves other sessions alone', async () => {
+    const session = await openRawSession(viaProxy(proxy));
+    hooks.endNext = true;
+    session.send(serialize.query('SELECT 1'));
+    const messages = await session.readUntilClosed();
+    const last = messages[messages.length - 1];
+    expect(last?.type).toBe('E');
+    expect(Object.fromEntries(parseErrorFields(last?.body ?? Buffer.alloc(0)))).toMatchObject({
+      S: 'FATAL', C: '40001', M: 'ended by the hook for the test', H: 'Run it again.',
+    });
+    const client = await connected(viaProxy(proxy));
+    expect((await client.query('SELECT 6 AS n')).rows).toEqual([{ n: 6 }]);
     await client.end();
   });
 });

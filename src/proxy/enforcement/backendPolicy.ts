@@ -6,12 +6,13 @@
  * message carry pgveil's message; replies to pgveil's own Describe are dropped.
  */
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
+import { SessionFatal } from '../session/sessionFatal.js';
 import type { ColumnPolicies } from './catalog/columnPolicies.js';
 import { CopyInRewriter } from './writePath/copyInRewriter.js';
 import { BinaryCopyInRewriter } from './writePath/binaryCopyInRewriter.js';
 import { CopyOutRewriter } from './readPath/copyOutRewriter.js';
 import { BinaryCopyOutRewriter } from './readPath/binaryCopyOutRewriter.js';
-import type { CopyStream } from './writePath/copyTargets.js';
+import { copyOutColumns, sameCopyOutColumns, type CopyOutStream, type CopyStream } from './writePath/copyTargets.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply } from './expectedReplies.js';
 import type { ResultPlan } from './readPath/resultPlan.js';
@@ -51,6 +52,8 @@ export class BackendPolicy {
    */
   private queryResult: QueryResult | undefined;
   private copyOut: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
+  /** What `copyOut` was planned from, and under which policies. */
+  private copyOutPlanned: CopyOutStream['planned'];
   /** Rows (or COPY data) held for a batch rewrite. */
   private readonly batch = new HeldBatch();
   private readonly described: DescribedResults;
@@ -151,6 +154,18 @@ export class BackendPolicy {
   private copyData(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const rewriter = this.copyOut;
     if (rewriter === undefined) return undefined;
+    const planned = this.copyOutPlanned;
+    if (planned !== undefined && planned.under !== this.state.policiesNow()) {
+      // Like rows, COPY data follows the policies in force as it arrives (a stale catalog is read first).
+      const now = this.state.policiesNow();
+      if (now === undefined) return this.state.policies().then(() => this.copyData(frame));
+      if (!sameCopyOutColumns(copyOutColumns(planned.table, planned.names, now, this.state.actions), rewriter.columns)) {
+        throw new SessionFatal('40001', `pgveil ended COPY ${planned.table.table} TO STDOUT: the column policies of its columns changed while it ran (the policy file was reloaded)`, {
+          hint: 'Run the COPY again: it will follow the policies now in force.',
+        });
+      }
+      this.copyOutPlanned = { ...planned, under: now };
+    }
     return this.batch.hold(frame, 1, rewriter, this.copyRewrite);
   }
 
@@ -346,6 +361,7 @@ export class BackendPolicy {
         // A COPY pgveil did not see coming: its rows cannot be checked, so the COPY is failed.
         state.copyIn = { rewriter: undefined, failed: true, failSent: false };
       } else if (stream?.direction === 'out' && stream.columns.length > 0) {
+        this.copyOutPlanned = stream.planned;
         this.copyOut = stream.options?.format === 'binary'
           ? new BinaryCopyOutRewriter(stream, state.services.engine, state.services.metrics)
           : new CopyOutRewriter(stream, state.services.engine, state.services.metrics, state.settings.dateStyle);

@@ -9,6 +9,7 @@ import type { WarningThrottle } from './warningThrottle.js';
 import { errorResponse, terminate, type ErrorFields } from '../protocol/messages.js';
 import { DROP_MESSAGE, FORWARD, INJECT_AFTER, MessagePump, type PumpFailure, type PumpHandler } from './messagePump.js';
 import { ProtocolState } from './protocolState.js';
+import { SessionFatal } from './sessionFatal.js';
 import { DROP, passThroughHooks, type SessionContext, type SessionHooks, type SessionHooksFactory } from './sessionHooks.js';
 import { typeSet } from '../protocol/messageLimits.js';
 import { forEachFrame, ProtocolViolation } from '../protocol/messageReaders.js';
@@ -259,6 +260,12 @@ export class SessionRelay {
   }
 
   private onBackendFailure(reason: PumpFailure): void {
+    if (reason.kind === 'hook-failed' && reason.error instanceof SessionFatal) {
+      // A hook ending the session on purpose, with PostgreSQL's kind of message.
+      this.options.logger.warn({ code: reason.error.fields.code }, 'proxy: session ended by a hook');
+      this.fatal(reason.error.fields);
+      return;
+    }
     if (reason.kind === 'hook-failed') this.options.logger.error({ err: reason.error }, 'proxy: backend hook failed');
     else this.options.logger.error({ reason: reason.kind }, 'proxy: invalid message from the database server');
     this.fatal({ severity: 'FATAL', code: reason.kind === 'hook-failed' ? 'XX000' : '08P01', message: 'pgveil could not relay a message from the database server' });

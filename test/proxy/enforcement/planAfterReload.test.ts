@@ -8,7 +8,8 @@
  */
 import { serialize } from 'pg-protocol';
 import { describe, expect, it } from 'vitest';
-import { commandCompleteMessage, dataRowMessage, readyForQuery, rowDescriptionMessage, typedMessage } from '../../../src/proxy/protocol/messages.js';
+import { commandCompleteMessage, copyDataMessage, dataRowMessage, readyForQuery, rowDescriptionMessage, typedMessage } from '../../../src/proxy/protocol/messages.js';
+import { SessionFatal } from '../../../src/proxy/session/sessionFatal.js';
 import { relationOf } from './support/catalogFixtures.js';
 import { back, completed, engine, front, harness, prepared, sentToClient, session, type FakeSession } from './support/reloadableHooks.js';
 
@@ -204,5 +205,43 @@ describe('rows of a simple Query after a policy reload', () => {
     const { out, stored } = await queryAcrossReload(REVEAL, NONE, 'row');
     expect(out.indexOf(stored[1])).toBeGreaterThan(out.indexOf(PLAIN));
     expect(out.indexOf(PLAIN)).toBeGreaterThan(-1);
+  });
+});
+
+describe('COPY TO STDOUT after a policy reload', () => {
+  const OTHER = '987-65-4321';
+  /** CopyOutResponse of two text-format columns. */
+  const copyOutResponse = typedMessage('H', Buffer.from([0, 0, 2, 0, 0, 0, 0]));
+  const UNRELATED = `${REVEAL}  public.other.secret: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext } }\n`;
+
+  /** `COPY accounts TO STDOUT`; the reload comes after the CopyOutResponse and the first row ('row'), or before the CopyOutResponse ('start'). */
+  async function copyAcrossReload(before: string, after: string, at: 'start' | 'row'): Promise<{ first: Buffer; rest: Promise<Buffer>; stored: string[] }> {
+    const h = await harness([ACCOUNTS], before);
+    const s = session(h, ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    const stored = (await engine.protect('ssn', [PLAIN, OTHER], { method: 'fpe', scope: 's' })).result as string[];
+    await front(s, serialize.query('COPY accounts (aid, note) TO STDOUT'));
+    const rows = stored.map((token, i) => copyDataMessage(Buffer.from(`${i + 1}\t${token}\n`)));
+    const early = at === 'row' ? [copyOutResponse, rows[0] as Buffer] : [];
+    const first = await sentToClient(s, early);
+    h.reload(after);
+    const rest = sentToClient(s, [...(at === 'row' ? [] : [copyOutResponse, rows[0] as Buffer]), rows[1] as Buffer, typedMessage('c', Buffer.alloc(0)), commandCompleteMessage('COPY 2'), readyForQuery('I')]);
+    return { first, rest, stored };
+  }
+
+  it.each(['start', 'row'] as const)('a revoked reveal ends the COPY with a FATAL naming the reload, and no plaintext after it (reload at %s)', async (at) => {
+    const { first, rest } = await copyAcrossReload(REVEAL, MASKED, at);
+    const ended = await rest.then(() => undefined, (error: unknown) => error);
+    expect(ended).toBeInstanceOf(SessionFatal);
+    expect((ended as SessionFatal).fields).toMatchObject({ code: '40001', message: expect.stringContaining('the policy file was reloaded') });
+    expect(first.includes(OTHER)).toBe(false);
+    if (at === 'row') expect(first.equals(copyOutResponse)).toBe(true); // the first row was still held for its batch, and is never sent
+  });
+
+  it('a reload that leaves the COPY\'s columns as they were lets it run on, revealed', async () => {
+    const { first, rest } = await copyAcrossReload(REVEAL, UNRELATED, 'row');
+    const out = Buffer.concat([first, await rest]).toString('latin1');
+    expect(out.indexOf(PLAIN)).toBeGreaterThan(-1);
+    expect(out.indexOf(OTHER)).toBeGreaterThan(out.indexOf(PLAIN));
   });
 });

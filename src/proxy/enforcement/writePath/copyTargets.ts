@@ -34,6 +34,13 @@ export interface CopyOutStream {
   readonly columnCount: number;
   readonly columns: readonly CopyOutColumn[];
   readonly options: CopyOptions | undefined;
+  /** With columns: the table and column names copied, and the policies `columns` were planned under. */
+  readonly planned?: { readonly table: TableName; readonly names: readonly string[]; readonly under: ColumnPolicies };
+}
+
+interface TableName {
+  readonly schema: string;
+  readonly table: string;
 }
 
 export type CopyStream = CopyInStream | CopyOutStream;
@@ -72,14 +79,7 @@ export function copyStreamOf(
   // Without a column list PostgreSQL copies every column but the generated ones.
   const generated = new Set(policies.relationOf(table)?.columns.filter((column) => column.generated === true).map((column) => column.name));
   const names = copy.columns ?? table.columns.filter((name) => !generated.has(name));
-  const columns: CopyOutColumn[] = [];
-  names.forEach((name, index) => {
-    const policy = policies.policyOfColumn({ schema: table.schema, table: table.table, column: name });
-    if (policy === undefined) return;
-    const action = actions.of(policy);
-    const typeOid = policies.relationOf(table)?.columns.find((column) => column.name === name)?.typeOid ?? 0;
-    if (action !== 'pass') columns.push({ policy, action, index, typeOid });
-  });
+  const columns = copyOutColumns(table, names, policies, actions);
   if (columns.length === 0) return { direction: 'out', columnCount: names.length, columns, options: undefined };
   let options: CopyOptions;
   try {
@@ -95,5 +95,32 @@ export function copyStreamOf(
       }
     }
   }
-  return { direction: 'out', columnCount: names.length, columns, options };
+  return { direction: 'out', columnCount: names.length, columns, options, planned: { table, names, under: policies } };
+}
+
+/** The columns of a COPY of `names` from `table` that this session sees other than as stored, under `policies`. */
+export function copyOutColumns(table: TableName, names: readonly string[], policies: ColumnPolicies, actions: ReadActions): CopyOutColumn[] {
+  const columns: CopyOutColumn[] = [];
+  names.forEach((name, index) => {
+    const policy = policies.policyOfColumn({ schema: table.schema, table: table.table, column: name });
+    if (policy === undefined) return;
+    const action = actions.of(policy);
+    const typeOid = policies.relationOf(table)?.columns.find((column) => column.name === name)?.typeOid ?? 0;
+    if (action !== 'pass') columns.push({ policy, action, index, typeOid });
+  });
+  return columns;
+}
+
+/** Whether two plans of a COPY's columns do the same to each column (a reload builds new, equal policies for what it left alone). */
+export function sameCopyOutColumns(a: readonly CopyOutColumn[], b: readonly CopyOutColumn[]): boolean {
+  return a.length === b.length && a.every((column, i) => {
+    const other = b[i] as CopyOutColumn;
+    return column.index === other.index && column.action === other.action && column.typeOid === other.typeOid
+      && policyText(column.policy) === policyText(other.policy);
+  });
+}
+
+/** Everything a column's policy says, where it was written aside. */
+function policyText(policy: ColumnPolicy): string {
+  return JSON.stringify({ ...policy, reveal: [...policy.reveal], source: undefined });
 }
