@@ -58,20 +58,29 @@ const name = fc.oneof(fc.constantFrom(...NAMES), fc.constant(EVERY_NAME));
 const operation = fc.oneof(
   fc.record({ op: fc.constant('change' as const), name, value: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }), doomed: fc.boolean(), failureClears: fc.boolean() }),
   fc.record({ op: fc.constant('settle' as const), pick: fc.nat(), outcome: fc.constantFrom<ChangeOutcome>('done', 'failed', 'skipped') }),
-  // A Query's drop of a name, left out where it would change nothing (ConfirmedNames.holdsNothing).
-  fc.record({ op: fc.constant('removal' as const), name: fc.constantFrom(...NAMES) }),
   fc.constant({ op: 'sync' as const }),
   fc.constant({ op: 'clear' as const }),
 );
+/**
+ * With a Query's drop of a name, left out where it would change nothing (holdsNothing), and changes
+ * settled in the order they were sent, as the server answers them.
+ */
+const inOrderOperation = fc.oneof(
+  operation,
+  fc.record({ op: fc.constant('removal' as const), name: fc.constantFrom(...NAMES) }),
+);
 
 describe('ConfirmedNames', () => {
-  it('gives the candidates and the certain value a plain map gives, for the unnamed and named entries alike, removals of what holds nothing left out', () => {
-    fc.assert(fc.property(fc.array(operation, { maxLength: 40 }), (operations) => {
+  it.each([
+    ['settled in any order', operation, false],
+    ['settled in order, removals of what holds nothing left out', inOrderOperation, true],
+  ] as const)('gives the candidates and the certain value a plain map gives, for the unnamed and named entries alike (%s)', (_, operations, inOrder) => {
+    fc.assert(fc.property(fc.array(operations, { maxLength: 40 }), (steps) => {
       const names = new ConfirmedNames<number>();
       const reference = new ReferenceNames();
-      const changes: { real: PendingChange<number> | undefined; model: number }[] = [];
+      const changes: { real: PendingChange<number> | undefined; model: number; settled?: boolean }[] = [];
       let batch = 1;
-      for (const step of operations) {
+      for (const step of steps) {
         if (step.op === 'change') {
           const options = { doomed: step.doomed, failureClears: step.failureClears };
           changes.push({ real: names.change(step.name, step.value, batch, options), model: reference.change(step.name, step.value, batch, step.doomed, step.failureClears) });
@@ -79,7 +88,10 @@ describe('ConfirmedNames', () => {
           const real = names.holdsNothing(step.name) ? undefined : names.change(step.name, undefined, batch);
           changes.push({ real, model: reference.change(step.name, undefined, batch, false, false) });
         } else if (step.op === 'settle' && changes.length > 0) {
-          const change = changes[step.pick % changes.length] as (typeof changes)[number];
+          const unsettled = inOrder ? changes.findIndex((c) => !c.settled) : step.pick % changes.length;
+          if (unsettled < 0) continue;
+          const change = changes[unsettled] as (typeof changes)[number];
+          change.settled = true;
           if (change.real !== undefined) names.settle(change.real, step.outcome);
           reference.settle(change.model, step.outcome);
         } else if (step.op === 'sync') {
