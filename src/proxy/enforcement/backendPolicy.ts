@@ -63,11 +63,21 @@ export class BackendPolicy {
   }
 
   handle(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
-    const type = frame[0] as number;
     // The reply this message belongs to, as the session's ProtocolState saw it arrive.
-    const head = this.state.replies.current;
+    return this.handleIn(frame, this.state.replies.current);
+  }
+
+  private handleIn(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
+    const type = frame[0] as number;
     if (type === 0x44 /* D */) return this.dataRow(frame, head);
     if (type === 0x64 /* d */) return this.copyData(frame);
+    if (!this.batch.isEmpty) {
+      // What is held leaves under the policies in force as it leaves (a stale catalog is read first).
+      const now = this.state.policiesNow();
+      if (now === undefined) return this.state.policies().then(() => this.handleIn(frame, head));
+      if (this.copyOut !== undefined) this.followCopyOutPolicies(now);
+      else this.followRowPolicies(this.rowsPlan(head));
+    }
     const verdict = this.control(type, frame, head);
     if (this.batch.isEmpty) return verdict;
     const flushed = this.batch.flush();
@@ -110,20 +120,22 @@ export class BackendPolicy {
     // A portal's rows are planned under the policies in force as they arrive: a stale catalog is read first.
     const planned = head?.kind === 'execute' ? head.portal !== undefined : head?.kind === 'query' && this.queryResult !== undefined;
     if (planned && this.state.policiesNow() === undefined) return this.state.policies().then(() => this.dataRow(frame, head));
-    const plan = head?.kind === 'execute' ? this.described.portalPlan(head.portal) : head?.kind === 'query' ? this.queryRowsPlan() : undefined;
-    if (this.batch.holdsOtherThan(plan)) return this.afterHeldRows(plan, frame);
-    if (plan === undefined) return undefined;
-    return this.batch.hold(frame, frameCount(frame), plan, this.dataRowsRewrite);
+    const plan = this.rowsPlan(head);
+    this.followRowPolicies(plan);
+    if (plan !== undefined) return this.batch.hold(frame, frameCount(frame), plan, this.dataRowsRewrite);
+    if (this.batch.isEmpty) return undefined;
+    return this.batch.flush().then((held) => Buffer.concat([held, frame]));
   }
 
-  /**
-   * The policies changed within a result, between rows: the rows held so far leave first, under
-   * the plan they arrived under, then this one is held (or let through) under its own.
-   */
-  private async afterHeldRows(plan: ResultPlan | undefined, frame: Buffer): Promise<MessageVerdict> {
-    const before = await this.batch.flush();
-    if (plan === undefined) return Buffer.concat([before, frame]);
-    return Buffer.concat([before, await this.batch.hold(frame, frameCount(frame), plan, this.dataRowsRewrite)]);
+  /** The plan of the rows of `head`'s result under the policies in force now (undefined: none). */
+  private rowsPlan(head: ExpectedReply | undefined): ResultPlan | undefined {
+    if (head?.kind === 'execute') return this.described.portalPlan(head.portal);
+    return head?.kind === 'query' ? this.queryRowsPlan() : undefined;
+  }
+
+  /** The policies changed while rows were held: they leave under the plan now in force too. */
+  private followRowPolicies(plan: ResultPlan | undefined): void {
+    if (this.batch.holdsOtherThan(plan)) this.batch.replan(plan, this.dataRowsRewrite);
   }
 
   /** The plan of the current simple-query result's rows, derived again when the policies changed since. */
@@ -156,17 +168,28 @@ export class BackendPolicy {
     if (rewriter === undefined) return undefined;
     const planned = this.copyOutPlanned;
     if (planned !== undefined && planned.under !== this.state.policiesNow()) {
-      // Like rows, COPY data follows the policies in force as it arrives (a stale catalog is read first).
+      // Like rows, COPY data follows the policies in force (a stale catalog is read first).
       const now = this.state.policiesNow();
       if (now === undefined) return this.state.policies().then(() => this.copyData(frame));
-      if (!sameCopyOutColumns(copyOutColumns(planned.table, planned.names, now, this.state.actions), rewriter.columns)) {
-        throw new SessionFatal('40001', `pgveil ended COPY ${planned.table.table} TO STDOUT: the column policies of its columns changed while it ran (the policy file was reloaded)`, {
-          hint: 'Run the COPY again: it will follow the policies now in force.',
-        });
-      }
-      this.copyOutPlanned = { ...planned, under: now };
+      this.followCopyOutPolicies(now);
     }
     return this.batch.hold(frame, 1, rewriter, this.copyRewrite);
+  }
+
+  /**
+   * A running COPY TO cannot change what it does to a column mid-stream (a binary COPY's reader
+   * is part way through a row): a reload that changes it ends the session, before more leaves.
+   */
+  private followCopyOutPolicies(now: ColumnPolicies): void {
+    const planned = this.copyOutPlanned;
+    const rewriter = this.copyOut;
+    if (planned === undefined || rewriter === undefined || planned.under === now) return;
+    if (!sameCopyOutColumns(copyOutColumns(planned.table, planned.names, now, this.state.actions), rewriter.columns)) {
+      throw new SessionFatal('40001', `pgveil ended COPY ${planned.table.table} TO STDOUT: the column policies of its columns changed while it ran (the policy file was reloaded)`, {
+        hint: 'Run the COPY again: it will follow the policies now in force.',
+      });
+    }
+    this.copyOutPlanned = { ...planned, under: now };
   }
 
   /** The rewrite of a batch of COPY TO data (asked by the batch, once per batch). */

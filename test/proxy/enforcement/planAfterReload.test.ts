@@ -1,10 +1,11 @@
 /**
- * Rows are planned under the policies in force when they arrive. A reload between a portal's
+ * Rows leave under the policies in force when they leave. A reload between a portal's
  * RowDescription and its rows — the rows of a Describe sent with Flush or in an earlier batch of
- * a transaction, or a suspended portal executed again — or between two rows of one result (a
- * portal's or a simple Query's, the first row still held for its batch) must not let the later
- * rows out under the plan of before: a revoked reveal gives no plaintext, a newly protected
- * column's stored value is rewritten rather than passed through, and the rows keep their order.
+ * a transaction, or a suspended portal executed again — or while rows of a result (a portal's or
+ * a simple Query's) are held for their batch must not let them out under the plan of before: a
+ * revoked reveal gives no plaintext, a newly protected column's stored value is rewritten rather
+ * than passed through, and the rows keep their order. A COPY TO whose columns a reload changes
+ * ends instead.
  */
 import { serialize } from 'pg-protocol';
 import { describe, expect, it } from 'vitest';
@@ -141,20 +142,20 @@ describe('rows held for a batch when the policies change within their result', (
     return { out: Buffer.concat([first, rest]), stored };
   }
 
-  it('a row arriving after a revoked reveal gives no plaintext, though the row before it was revealed', async () => {
+  it('a revoked reveal gives no plaintext for the row after it, nor for the row still held from before it', async () => {
     const { out, stored } = await rowsAcrossReload(REVEAL, MASKED);
-    expect(out.includes(PLAIN)).toBe(true);
-    expect(out.includes(OTHER)).toBe(false);
-    expect(out.includes(stored[1])).toBe(false);
+    for (const value of [PLAIN, OTHER, ...stored]) expect(out.includes(value)).toBe(false);
+    expect(out.indexOf('SELECT 2')).toBeGreaterThan(0);
   });
 
   it('rows keep their order when the column stops being protected mid-result', async () => {
     const { out, stored } = await rowsAcrossReload(REVEAL, NONE);
-    const revealed = out.indexOf(PLAIN);
-    const passed = out.indexOf(stored[1]);
-    expect(revealed).toBeGreaterThan(-1);
-    expect(passed).toBeGreaterThan(revealed);
-    expect(out.indexOf('SELECT 2')).toBeGreaterThan(passed);
+    const first = out.indexOf(stored[0]);
+    const second = out.indexOf(stored[1]);
+    expect(first).toBeGreaterThan(-1);
+    expect(second).toBeGreaterThan(first);
+    expect(out.indexOf('SELECT 2')).toBeGreaterThan(second);
+    expect(out.includes(PLAIN)).toBe(false);
   });
 
   it('a row arriving after its column became protected is rewritten, and follows the row before it', async () => {
@@ -187,11 +188,9 @@ describe('rows of a simple Query after a policy reload', () => {
     for (const value of [PLAIN, OTHER, ...stored]) expect(out.includes(value)).toBe(false);
   });
 
-  it('a row arriving after a revoked reveal gives no plaintext, though the row before it was revealed', async () => {
+  it('a revoked reveal gives no plaintext for the row after it, nor for the row still held from before it', async () => {
     const { out, stored } = await queryAcrossReload(REVEAL, MASKED, 'row');
-    expect(out.includes(PLAIN)).toBe(true);
-    expect(out.includes(OTHER)).toBe(false);
-    expect(out.includes(stored[1])).toBe(false);
+    for (const value of [PLAIN, OTHER, ...stored]) expect(out.includes(value)).toBe(false);
   });
 
   it('rows arriving after their column became protected are rewritten, in order', async () => {
@@ -203,8 +202,21 @@ describe('rows of a simple Query after a policy reload', () => {
 
   it('rows keep their order when the column stops being protected mid-result', async () => {
     const { out, stored } = await queryAcrossReload(REVEAL, NONE, 'row');
-    expect(out.indexOf(stored[1])).toBeGreaterThan(out.indexOf(PLAIN));
-    expect(out.indexOf(PLAIN)).toBeGreaterThan(-1);
+    expect(out.indexOf(stored[0])).toBeGreaterThan(-1);
+    expect(out.indexOf(stored[1])).toBeGreaterThan(out.indexOf(stored[0]));
+  });
+
+  it('rows still held when the reveal is revoked after the last of them give no plaintext', async () => {
+    const h = await harness([ACCOUNTS], REVEAL);
+    const s = session(h, ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    const stored = (await engine.protect('ssn', [PLAIN, OTHER], { method: 'fpe', scope: 's' })).result as [string, string];
+    await front(s, serialize.query('SELECT note FROM accounts'));
+    const held = await sentToClient(s, [description, ...stored.map((token) => dataRowMessage([Buffer.from(token)]))]);
+    h.reload(MASKED);
+    const out = Buffer.concat([held, await sentToClient(s, [commandCompleteMessage('SELECT 2'), readyForQuery('I')])]);
+    for (const value of [PLAIN, OTHER, ...stored]) expect(out.includes(value)).toBe(false);
+    expect(out.includes('SELECT 2')).toBe(true);
   });
 });
 
@@ -236,6 +248,19 @@ describe('COPY TO STDOUT after a policy reload', () => {
     expect((ended as SessionFatal).fields).toMatchObject({ code: '40001', message: expect.stringContaining('the policy file was reloaded') });
     expect(first.includes(OTHER)).toBe(false);
     if (at === 'row') expect(first.equals(copyOutResponse)).toBe(true); // the first row was still held for its batch, and is never sent
+  });
+
+  it('a revoked reveal after the last CopyData, before CopyDone, ends the COPY: the rows still held never leave', async () => {
+    const h = await harness([ACCOUNTS], REVEAL);
+    const s = session(h, ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    const stored = (await engine.protect('ssn', [PLAIN, OTHER], { method: 'fpe', scope: 's' })).result as string[];
+    await front(s, serialize.query('COPY accounts (aid, note) TO STDOUT'));
+    const held = await sentToClient(s, [copyOutResponse, ...stored.map((token, i) => copyDataMessage(Buffer.from(`${i + 1}\t${token}\n`)))]);
+    h.reload(MASKED);
+    const ended = await sentToClient(s, [typedMessage('c', Buffer.alloc(0)), commandCompleteMessage('COPY 2')]).then(() => undefined, (error: unknown) => error);
+    expect(ended).toBeInstanceOf(SessionFatal);
+    expect(held.equals(copyOutResponse)).toBe(true);
   });
 
   it('a reload that leaves the COPY\'s columns as they were lets it run on, revealed', async () => {

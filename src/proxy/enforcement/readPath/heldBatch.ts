@@ -1,7 +1,8 @@
 /**
  * Rows (or COPY data) held back until a batch is full or their result ends, then rewritten
  * together: one engine call per column for the whole batch rather than one per row. A batch
- * holds the rows of one result, planned under one plan.
+ * holds the rows of one result, planned under one plan: the latest, when the policies changed
+ * while they were held.
  */
 import { DROP } from '../../session/sessionHooks.js';
 
@@ -48,6 +49,15 @@ export class HeldBatch {
     this.bytes += frame.length;
     if (this.rows < BATCH_ROWS && this.bytes < BATCH_BYTES) return DROP;
     return this.flush();
+  }
+
+  /**
+   * Plans the held frames again (the policies changed while they were held): they leave under
+   * `plan`'s rewrite, or as they are when `plan` is undefined.
+   */
+  replan(plan: object | undefined, rewriteFor: (plan: object) => Rewrite): void {
+    this.rewrite = plan === undefined ? undefined : rewriteFor(plan);
+    this.plannedUnder = plan;
   }
 
   /** The held frames, rewritten, as one buffer; the batch is empty again. */
