@@ -12,10 +12,10 @@ import { CopyInRewriter } from './writePath/copyInRewriter.js';
 import { BinaryCopyInRewriter } from './writePath/binaryCopyInRewriter.js';
 import { CopyOutRewriter } from './readPath/copyOutRewriter.js';
 import { BinaryCopyOutRewriter } from './readPath/binaryCopyOutRewriter.js';
-import { copyOutColumns, sameCopyOutColumns, type CopyOutStream, type CopyStream } from './writePath/copyTargets.js';
+import type { CopyOutPlanned, CopyStream } from './writePath/copyTargets.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply } from './expectedReplies.js';
-import type { ResultPlan } from './readPath/resultPlan.js';
+import { samePlan, type ResultPlan } from './readPath/resultPlan.js';
 import { DescribedResults } from './readPath/describedResults.js';
 import { HeldBatch, type Rewrite } from './readPath/heldBatch.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
@@ -38,6 +38,16 @@ function plaintextColumns(fields: RevealingFields): string[] {
   return columns;
 }
 
+/**
+ * A reload changed what a result or COPY already under way does to its columns, and part of it
+ * was already rewritten or sent under the old plan: the session ends before more leaves.
+ */
+function endedByReload(what: string, during: string, again: 'COPY' | 'statement'): SessionFatal {
+  return new SessionFatal('40001', `pgveil ended ${what}: the column policies of its columns changed while ${during} (the policy file was reloaded)`, {
+    hint: `Run the ${again} again: it will follow the policies now in force.`,
+  });
+}
+
 interface QueryResult {
   readonly fields: readonly FieldDescription[];
   plan: ResultPlan | undefined;
@@ -52,8 +62,8 @@ export class BackendPolicy {
    */
   private queryResult: QueryResult | undefined;
   private copyOut: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
-  /** What `copyOut` was planned from, and under which policies. */
-  private copyOutPlanned: CopyOutStream['planned'];
+  /** The running COPY TO's plan, and the policies it was last found to hold under. */
+  private copyOutCheck: { readonly planned: CopyOutPlanned; under: ColumnPolicies } | undefined;
   /** Rows (or COPY data) held for a batch rewrite. */
   private readonly batch = new HeldBatch();
   private readonly described: DescribedResults;
@@ -75,7 +85,7 @@ export class BackendPolicy {
       // What is held leaves under the policies in force as it leaves (a stale catalog is read first).
       const now = this.state.policiesNow();
       if (now === undefined) return this.state.policies().then(() => this.handleIn(frame, head));
-      if (this.copyOut !== undefined) this.followCopyOutPolicies(now);
+      if (this.copyOutCheck !== undefined) this.followCopyOutPolicies(now);
       else this.followRowPolicies(this.rowsPlan(head));
     }
     const verdict = this.control(type, frame, head);
@@ -91,7 +101,7 @@ export class BackendPolicy {
    * The rest stream through as PostgreSQL sent them, as `handle` would have left them.
    */
   wantsWhole(type: number): boolean {
-    if (type === 0x64 /* d */) return this.copyOut !== undefined;
+    if (type === 0x64 /* d */) return this.copyOut !== undefined || (this.copyOutCheck !== undefined && this.copyOutCheck.under !== this.state.policiesNow());
     // A notice (RAISE NOTICE in a function the query calls) goes out after the rows sent before it.
     if (type === 0x4e /* N */) return !this.batch.isEmpty;
     const head = this.state.replies.current;
@@ -156,23 +166,34 @@ export class BackendPolicy {
     const services = state.services;
     const dateStyle = state.settings.dateStyle;
     const revealed = plaintextColumns(plan.fields);
-    return (frames, rows) => {
+    return async (frames, rows) => {
       // Recorded before the batch can leave: the audit line precedes the plaintext.
       if (revealed.length > 0) state.revealed(revealed, rows);
-      return rewriteDataRows(frames, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy), rows);
+      const policySet = services.store.current;
+      const rewritten = await rewriteDataRows(frames, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy), rows);
+      // A reload while the batch was rewritten (it yields between slices): the rows were written in
+      // place, so they cannot be planned again; if the plan changed, they never leave.
+      if (services.store.current !== policySet && !samePlan(this.described.planAgain(plan, await this.policiesEvenIfStale()), plan)) {
+        throw endedByReload('the result', 'its rows were being revealed', 'statement');
+      }
+      return rewritten;
     };
   };
 
+  private policiesEvenIfStale(): ColumnPolicies | Promise<ColumnPolicies> {
+    return this.state.policiesNow() ?? this.state.policies();
+  }
+
   private copyData(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
-    const rewriter = this.copyOut;
-    if (rewriter === undefined) return undefined;
-    const planned = this.copyOutPlanned;
-    if (planned !== undefined && planned.under !== this.state.policiesNow()) {
+    const check = this.copyOutCheck;
+    if (check !== undefined && check.under !== this.state.policiesNow()) {
       // Like rows, COPY data follows the policies in force (a stale catalog is read first).
       const now = this.state.policiesNow();
       if (now === undefined) return this.state.policies().then(() => this.copyData(frame));
       this.followCopyOutPolicies(now);
     }
+    const rewriter = this.copyOut;
+    if (rewriter === undefined) return undefined;
     return this.batch.hold(frame, 1, rewriter, this.copyRewrite);
   }
 
@@ -181,15 +202,15 @@ export class BackendPolicy {
    * is part way through a row): a reload that changes it ends the session, before more leaves.
    */
   private followCopyOutPolicies(now: ColumnPolicies): void {
-    const planned = this.copyOutPlanned;
-    const rewriter = this.copyOut;
-    if (planned === undefined || rewriter === undefined || planned.under === now) return;
-    if (!sameCopyOutColumns(copyOutColumns(planned.table, planned.names, now, this.state.actions), rewriter.columns)) {
-      throw new SessionFatal('40001', `pgveil ended COPY ${planned.table.table} TO STDOUT: the column policies of its columns changed while it ran (the policy file was reloaded)`, {
-        hint: 'Run the COPY again: it will follow the policies now in force.',
-      });
-    }
-    this.copyOutPlanned = { ...planned, under: now };
+    const check = this.copyOutCheck;
+    if (check === undefined || check.under === now) return;
+    if (!check.planned.stillPlanned(now)) throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
+    check.under = now;
+  }
+
+  private endCopyOut(): void {
+    this.copyOut = undefined;
+    this.copyOutCheck = undefined;
   }
 
   /** The rewrite of a batch of COPY TO data (asked by the batch, once per batch). */
@@ -197,9 +218,16 @@ export class BackendPolicy {
     const rewriter = planned as CopyOutRewriter | BinaryCopyOutRewriter;
     const revealed = plaintextColumns(rewriter.columns);
     const state = this.state;
+    const check = this.copyOutCheck;
     return async (frames, rows) => {
       if (revealed.length > 0) state.revealed(revealed, rows);
-      return Buffer.concat(await rewriter.rewrite(frames));
+      const policySet = state.services.store.current;
+      const rewritten = Buffer.concat(await rewriter.rewrite(frames));
+      // A reload while the batch was rewritten: if it changes the COPY, the batch never leaves.
+      if (check !== undefined && state.services.store.current !== policySet && !check.planned.stillPlanned(await this.policiesEvenIfStale())) {
+        throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
+      }
+      return rewritten;
     };
   };
 
@@ -247,7 +275,7 @@ export class BackendPolicy {
       case 0x47: return this.copyStart('in', head); // G CopyInResponse
       case 0x48: return this.copyStart('out', head); // H CopyOutResponse
       case 0x63: // c CopyDone
-        this.copyOut = undefined;
+        this.endCopyOut();
         return undefined;
       case 0x53: { // S ParameterStatus
         const { name, value } = readParameterStatus(frame);
@@ -289,7 +317,7 @@ export class BackendPolicy {
   }
 
   private endResult(head: ExpectedReply | undefined): void {
-    this.copyOut = undefined;
+    this.endCopyOut();
     if (this.state.copyIn !== undefined) this.state.copyIn = undefined;
     if (head?.kind === 'query') this.queryResult = undefined;
     this.state.backendEvent();
@@ -315,7 +343,7 @@ export class BackendPolicy {
   private error(head: ExpectedReply | undefined): MessageVerdict {
     const state = this.state;
     state.searchPath.failed();
-    this.copyOut = undefined;
+    this.endCopyOut();
     this.queryResult = undefined;
     if (state.copyIn !== undefined) {
       state.copyIn.failed = true;
@@ -345,7 +373,7 @@ export class BackendPolicy {
     const domain = answered?.kind === 'sync' || answered?.kind === 'query' || answered?.kind === 'function' ? answered.domain : undefined;
     state.searchPath.readyForQuery(status, domain);
     this.queryResult = undefined;
-    this.copyOut = undefined;
+    this.endCopyOut();
     state.copyIn = undefined;
     state.settings.settled();
     if (state.ddlCompleted || state.ddlPending) state.catalog.markStale();
@@ -383,8 +411,10 @@ export class BackendPolicy {
       } else if (direction === 'in') {
         // A COPY pgveil did not see coming: its rows cannot be checked, so the COPY is failed.
         state.copyIn = { rewriter: undefined, failed: true, failSent: false };
-      } else if (stream?.direction === 'out' && stream.columns.length > 0) {
-        this.copyOutPlanned = stream.planned;
+      } else if (stream?.direction === 'out') {
+        this.copyOutCheck = stream.planned === undefined ? undefined : { planned: stream.planned, under: stream.planned.under };
+      }
+      if (stream?.direction === 'out' && stream.columns.length > 0) {
         this.copyOut = stream.options?.format === 'binary'
           ? new BinaryCopyOutRewriter(stream, state.services.engine, state.services.metrics)
           : new CopyOutRewriter(stream, state.services.engine, state.services.metrics, state.settings.dateStyle);

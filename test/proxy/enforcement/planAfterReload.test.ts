@@ -13,6 +13,7 @@ import { commandCompleteMessage, copyDataMessage, dataRowMessage, readyForQuery,
 import { SessionFatal } from '../../../src/proxy/session/sessionFatal.js';
 import { relationOf } from './support/catalogFixtures.js';
 import { back, completed, engine, front, harness, prepared, sentToClient, session, type FakeSession } from './support/reloadableHooks.js';
+import { deliverBackend } from './support/hookRouting.js';
 
 const ACCOUNTS = relationOf(16500, 'public', 'accounts', [
   { attnum: 1, name: 'aid', typeOid: 23, typmod: -1 }, { attnum: 2, name: 'note', typeOid: 25, typmod: -1 },
@@ -263,10 +264,69 @@ describe('COPY TO STDOUT after a policy reload', () => {
     expect(held.equals(copyOutResponse)).toBe(true);
   });
 
+  const TOKEN = `columns:\n  public.accounts.note: { kind: ssn, method: fpe, scope: s, reveal: { app: token } }\n`;
+  const REDACT = `columns:\n  public.accounts.note: { kind: ssn, method: fpe, scope: s, reveal: { app: redact } }\n`;
+
+  it.each([['redact', REDACT], ['mask', MASKED]])('a COPY that planned no column (tokens) ends when a reload has it %s them', async (_, after) => {
+    const { first, rest } = await copyAcrossReload(TOKEN, after, 'row');
+    const ended = await rest.then(() => undefined, (error: unknown) => error);
+    expect(ended).toBeInstanceOf(SessionFatal);
+    expect(first.length).toBeGreaterThan(copyOutResponse.length); // its first row streamed by unread, as stored
+  });
+
+  it('COPY (query) TO STDOUT ends when a reload has this session see a table it reads other than as stored', async () => {
+    const h = await harness([ACCOUNTS], TOKEN);
+    const s = session(h, ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    await front(s, serialize.query('COPY (SELECT aid, note FROM accounts) TO STDOUT'));
+    await sentToClient(s, [copyOutResponse, copyDataMessage(Buffer.from('1\tx\n'))]);
+    h.reload(MASKED);
+    const ended = await sentToClient(s, [copyDataMessage(Buffer.from('2\ty\n'))]).then(() => undefined, (error: unknown) => error);
+    expect(ended).toBeInstanceOf(SessionFatal);
+  });
+
   it('a reload that leaves the COPY\'s columns as they were lets it run on, revealed', async () => {
     const { first, rest } = await copyAcrossReload(REVEAL, UNRELATED, 'row');
     const out = Buffer.concat([first, await rest]).toString('latin1');
     expect(out.indexOf(PLAIN)).toBeGreaterThan(-1);
     expect(out.indexOf(OTHER)).toBeGreaterThan(out.indexOf(PLAIN));
+  });
+});
+
+describe('a reload while a batch of rows is being rewritten', () => {
+  it('ends the session rather than let the batch out revealed', async () => {
+    const h = await harness([ACCOUNTS], REVEAL);
+    const s = session(h, ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    // Three slices of the rewrite (512 values each): the reload lands between two of them.
+    const plains = Array.from({ length: 1200 }, (_, i) => `123-45-${1000 + i}`);
+    const stored = (await engine.protect('ssn', plains, { method: 'fpe', scope: 's' })).result as string[];
+    await front(s, serialize.query('SELECT note FROM accounts'));
+    await sentToClient(s, [description]);
+    for (let i = 0; i < stored.length; i++) s.state.backendMessage(0x44, 0);
+    await s.hooks.onBackendMessage(Buffer.concat(stored.map((token) => dataRowMessage([Buffer.from(token)]))), s.context);
+    const flushing = deliverBackend(s.hooks, s.context, s.state, commandCompleteMessage('SELECT 1200'));
+    await new Promise((resolve) => setImmediate(resolve));
+    h.reload(MASKED);
+    const ended = await Promise.resolve(flushing).then(() => undefined, (error: unknown) => error);
+    expect(ended).toBeInstanceOf(SessionFatal);
+    expect((ended as SessionFatal).fields.message).toContain('while its rows were being revealed');
+  });
+
+  it('lets the batch out when the reload leaves the result\'s columns alone', async () => {
+    const h = await harness([ACCOUNTS], REVEAL);
+    const s = session(h, ['app']);
+    await completed(s, 'SELECT 1', 'SELECT 1');
+    const plains = Array.from({ length: 1200 }, (_, i) => `123-45-${1000 + i}`);
+    const stored = (await engine.protect('ssn', plains, { method: 'fpe', scope: 's' })).result as string[];
+    await front(s, serialize.query('SELECT note FROM accounts'));
+    await sentToClient(s, [description]);
+    for (let i = 0; i < stored.length; i++) s.state.backendMessage(0x44, 0);
+    await s.hooks.onBackendMessage(Buffer.concat(stored.map((token) => dataRowMessage([Buffer.from(token)]))), s.context);
+    const flushing = deliverBackend(s.hooks, s.context, s.state, commandCompleteMessage('SELECT 1200'));
+    await new Promise((resolve) => setImmediate(resolve));
+    h.reload(`${REVEAL}  public.other.secret: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext } }\n`);
+    const out = ((await flushing) as Buffer).toString('latin1');
+    expect(plains.every((plain) => out.includes(plain))).toBe(true);
   });
 });

@@ -32,6 +32,8 @@ export class DescribedResults {
   private lastFields: readonly FieldDescription[] = [];
   /** Plans per description (the same fields object while its RowDescription repeats). */
   private readonly plans = new WeakMap<readonly FieldDescription[], KnownPlan>();
+  /** What each plan was derived from. */
+  private readonly sources = new WeakMap<ResultPlan, { readonly fields: readonly FieldDescription[]; readonly formats: readonly number[] | undefined }>();
   /** The last fields whose every table the catalog knew, and the policies it knew them under. */
   private knownFields: readonly FieldDescription[] | undefined;
   private knownUnder: ColumnPolicies | undefined;
@@ -72,7 +74,15 @@ export class DescribedResults {
     if (known !== undefined && known.policies === policies && sameFormats(known.formats, formats)) return known.plan;
     const plan = planResult(fields, (oid, attnum) => policies.policyOf(oid, attnum), this.state.actions, formats);
     this.plans.set(fields, { policies, formats, plan });
+    if (plan !== undefined) this.sources.set(plan, { fields, formats });
     return plan;
+  }
+
+  /** The plan the rows `plan` was made for get under other policies (a reload since). */
+  planAgain(plan: ResultPlan, policies: ColumnPolicies): ResultPlan | undefined {
+    const source = this.sources.get(plan);
+    // Every plan comes from `plan` above; one of unknown source plans nothing alike.
+    return source === undefined ? undefined : this.plan(policies, source.fields, source.formats);
   }
 
   /**

@@ -68,3 +68,24 @@ export function planResult(
   });
   return planned.length === 0 ? undefined : { fieldCount: fields.length, fields: planned };
 }
+
+/** Whether two policies of a column do the same (a reload builds new, equal policies for what it left alone). */
+export function sameColumnPolicy(a: ColumnPolicy, b: ColumnPolicy): boolean {
+  return a === b || policyText(a) === policyText(b);
+}
+
+/** Everything a column's policy says, where it was written aside. */
+function policyText(policy: ColumnPolicy): string {
+  return JSON.stringify({ ...policy, reveal: [...policy.reveal], source: undefined });
+}
+
+/** Whether two plans of one result do the same to each field. */
+export function samePlan(a: ResultPlan | undefined, b: ResultPlan | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.fieldCount !== b.fieldCount || a.fields.length !== b.fields.length) return false;
+  return a.fields.every((field, i) => {
+    const other = b.fields[i] as PlannedField;
+    return field.index === other.index && field.action === other.action && field.format === other.format
+      && field.typeOid === other.typeOid && field.typmod === other.typmod && sameColumnPolicy(field.policy, other.policy);
+  });
+}

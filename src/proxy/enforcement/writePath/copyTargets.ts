@@ -5,7 +5,6 @@
  * no table OIDs). `COPY (query) TO STDOUT` cannot be mapped: it is refused when the query names a
  * table whose columns this session may not see as stored.
  */
-import type { ColumnPolicy } from '../../../policy/index.js';
 import type { CopyFromTarget, CopyOptions, CopyShape, ProtectedSchema } from '../../sql/index.js';
 import { copyOptions, copyShape } from '../../sql/copyStatement.js';
 import { findListedTableMention } from '../../sql/protectedNameScan.js';
@@ -13,7 +12,8 @@ import { parseSql } from '../../sql/sqlParser.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { unsupportedRefusal } from '../policyRefusal.js';
 import { hasBinaryCodec, isTextLike } from '../valueCodecs/valueCodecs.js';
-import type { ReadActions } from '../readPath/resultPlan.js';
+import type { ColumnPolicy } from '../../../policy/index.js';
+import { sameColumnPolicy, type ReadActions } from '../readPath/resultPlan.js';
 
 /** A COPY FROM STDIN of the statement; target undefined when no column needs rewriting. */
 export interface CopyInStream {
@@ -34,8 +34,16 @@ export interface CopyOutStream {
   readonly columnCount: number;
   readonly columns: readonly CopyOutColumn[];
   readonly options: CopyOptions | undefined;
-  /** With columns: the table and column names copied, and the policies `columns` were planned under. */
-  readonly planned?: { readonly table: TableName; readonly names: readonly string[]; readonly under: ColumnPolicies };
+  /** What the stream was planned under, and whether other policies (a reload) plan it alike. */
+  readonly planned?: CopyOutPlanned;
+}
+
+export interface CopyOutPlanned {
+  /** A name for messages: the table copied, or `(query)`. */
+  readonly table: string;
+  readonly under: ColumnPolicies;
+  /** False when the COPY would stream otherwise under `policies`: it cannot change mid-stream. */
+  stillPlanned(policies: ColumnPolicies): boolean;
 }
 
 interface TableName {
@@ -63,13 +71,14 @@ export function copyStreamOf(
   if (copy === undefined || !copy.stdio) return undefined;
   if (copy.from) return { direction: 'in', target: copyFrom };
   if (copy.query) {
-    const revealing = new Set<string>();
-    for (const policy of policies.policies.columns) if (actions.of(policy) !== 'pass') revealing.add(policy.table);
-    const named = findListedTableMention(statementText, revealing);
+    const named = revealedTableNamed(statementText, policies, actions);
     if (named !== undefined) {
       throw unsupportedRefusal(`pgveil refused the statement: COPY (query) TO STDOUT reads table ${named}, whose protected columns pgveil cannot map in a COPY of a query; use COPY table (columns) TO STDOUT or SELECT`);
     }
-    return { direction: 'out', columnCount: 0, columns: [], options: undefined };
+    const planned: CopyOutPlanned = {
+      table: '(query)', under: policies, stillPlanned: (other) => revealedTableNamed(statementText, other, actions) === undefined,
+    };
+    return { direction: 'out', columnCount: 0, columns: [], options: undefined, planned };
   }
   const relation = copy.relation;
   // An unqualified name resolves on the session's search_path (`schema`).
@@ -80,7 +89,10 @@ export function copyStreamOf(
   const generated = new Set(policies.relationOf(table)?.columns.filter((column) => column.generated === true).map((column) => column.name));
   const names = copy.columns ?? table.columns.filter((name) => !generated.has(name));
   const columns = copyOutColumns(table, names, policies, actions);
-  if (columns.length === 0) return { direction: 'out', columnCount: names.length, columns, options: undefined };
+  const planned: CopyOutPlanned = {
+    table: table.table, under: policies, stillPlanned: (other) => sameCopyOutColumns(copyOutColumns(table, names, other, actions), columns),
+  };
+  if (columns.length === 0) return { direction: 'out', columnCount: names.length, columns, options: undefined, planned };
   let options: CopyOptions;
   try {
     options = copyOptions(copy.options);
@@ -95,11 +107,18 @@ export function copyStreamOf(
       }
     }
   }
-  return { direction: 'out', columnCount: names.length, columns, options, planned: { table, names, under: policies } };
+  return { direction: 'out', columnCount: names.length, columns, options, planned };
+}
+
+/** A table the text names whose protected columns this session sees other than as stored. */
+function revealedTableNamed(statementText: string, policies: ColumnPolicies, actions: ReadActions): string | undefined {
+  const revealing = new Set<string>();
+  for (const policy of policies.policies.columns) if (actions.of(policy) !== 'pass') revealing.add(policy.table);
+  return findListedTableMention(statementText, revealing);
 }
 
 /** The columns of a COPY of `names` from `table` that this session sees other than as stored, under `policies`. */
-export function copyOutColumns(table: TableName, names: readonly string[], policies: ColumnPolicies, actions: ReadActions): CopyOutColumn[] {
+function copyOutColumns(table: TableName, names: readonly string[], policies: ColumnPolicies, actions: ReadActions): CopyOutColumn[] {
   const columns: CopyOutColumn[] = [];
   names.forEach((name, index) => {
     const policy = policies.policyOfColumn({ schema: table.schema, table: table.table, column: name });
@@ -112,15 +131,10 @@ export function copyOutColumns(table: TableName, names: readonly string[], polic
 }
 
 /** Whether two plans of a COPY's columns do the same to each column (a reload builds new, equal policies for what it left alone). */
-export function sameCopyOutColumns(a: readonly CopyOutColumn[], b: readonly CopyOutColumn[]): boolean {
+function sameCopyOutColumns(a: readonly CopyOutColumn[], b: readonly CopyOutColumn[]): boolean {
   return a.length === b.length && a.every((column, i) => {
     const other = b[i] as CopyOutColumn;
     return column.index === other.index && column.action === other.action && column.typeOid === other.typeOid
-      && policyText(column.policy) === policyText(other.policy);
+      && sameColumnPolicy(column.policy, other.policy);
   });
-}
-
-/** Everything a column's policy says, where it was written aside. */
-function policyText(policy: ColumnPolicy): string {
-  return JSON.stringify({ ...policy, reveal: [...policy.reveal], source: undefined });
 }
