@@ -6,16 +6,15 @@
  * message carry pgveil's message; replies to pgveil's own Describe are dropped.
  */
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
-import { SessionFatal } from '../session/sessionFatal.js';
+import { endedByReload } from './policyRefusal.js';
 import type { ColumnPolicies } from './catalog/columnPolicies.js';
 import { CopyInRewriter } from './writePath/copyInRewriter.js';
 import { BinaryCopyInRewriter } from './writePath/binaryCopyInRewriter.js';
-import { CopyOutRewriter } from './readPath/copyOutRewriter.js';
-import { BinaryCopyOutRewriter } from './readPath/binaryCopyOutRewriter.js';
-import type { CopyOutPlanned, CopyStream } from './writePath/copyTargets.js';
+import type { CopyStream } from './writePath/copyTargets.js';
+import { CopyOutData } from './readPath/copyOutData.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply } from './expectedReplies.js';
-import { samePlan, type ResultPlan } from './readPath/resultPlan.js';
+import { plaintextColumns, samePlan, type ResultPlan } from './readPath/resultPlan.js';
 import { DescribedResults } from './readPath/describedResults.js';
 import { HeldBatch, type Rewrite } from './readPath/heldBatch.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
@@ -24,29 +23,6 @@ import { parameterDescriptionMessage } from '../protocol/messages.js';
 
 /** Command tags of statements that may change the catalog. */
 const DDL_TAG_WORDS = ['CREATE', 'ALTER', 'DROP', 'IMPORT', 'REFRESH', 'SECURITY LABEL'];
-
-type RevealingFields = readonly { readonly policy: { readonly key: string }; readonly action: string }[];
-
-/** The policy keys of the columns a plan decrypts to plaintext (masks and tokens reveal nothing), once per plan. */
-const plaintextColumnsOf = new WeakMap<RevealingFields, string[]>();
-function plaintextColumns(fields: RevealingFields): string[] {
-  let columns = plaintextColumnsOf.get(fields);
-  if (columns === undefined) {
-    columns = fields.filter((field) => field.action === 'unprotect').map((field) => field.policy.key);
-    plaintextColumnsOf.set(fields, columns);
-  }
-  return columns;
-}
-
-/**
- * A reload changed what a result or COPY already under way does to its columns, and part of it
- * was already rewritten or sent under the old plan: the session ends before more leaves.
- */
-function endedByReload(what: string, during: string, again: 'COPY' | 'statement'): SessionFatal {
-  return new SessionFatal('40001', `pgveil ended ${what}: the column policies of its columns changed while ${during} (the policy file was reloaded)`, {
-    hint: `Run the ${again} again: it will follow the policies now in force.`,
-  });
-}
 
 interface QueryResult {
   readonly fields: readonly FieldDescription[];
@@ -61,15 +37,14 @@ export class BackendPolicy {
    * under the policies in force as they arrive, like a portal's.
    */
   private queryResult: QueryResult | undefined;
-  private copyOut: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
-  /** The running COPY TO's plan, and the policies it was last found to hold under. */
-  private copyOutCheck: { readonly planned: CopyOutPlanned; under: ColumnPolicies } | undefined;
   /** Rows (or COPY data) held for a batch rewrite. */
   private readonly batch = new HeldBatch();
+  private readonly copyOut: CopyOutData;
   private readonly described: DescribedResults;
 
   constructor(private readonly state: PolicySessionState) {
     this.described = new DescribedResults(state);
+    this.copyOut = new CopyOutData(state, this.batch);
   }
 
   handle(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
@@ -80,12 +55,12 @@ export class BackendPolicy {
   private handleIn(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     const type = frame[0] as number;
     if (type === 0x44 /* D */) return this.dataRow(frame, head);
-    if (type === 0x64 /* d */) return this.copyData(frame);
+    if (type === 0x64 /* d */) return this.copyOut.data(frame);
     if (!this.batch.isEmpty) {
       // What is held leaves under the policies in force as it leaves (a stale catalog is read first).
       const now = this.state.policiesNow();
       if (now === undefined) return this.state.policies().then(() => this.handleIn(frame, head));
-      if (this.copyOutCheck !== undefined) this.followCopyOutPolicies(now);
+      if (this.copyOut.running) this.copyOut.followPolicies(now);
       else this.followRowPolicies(this.rowsPlan(head));
     }
     const verdict = this.control(type, frame, head);
@@ -101,7 +76,7 @@ export class BackendPolicy {
    * The rest stream through as PostgreSQL sent them, as `handle` would have left them.
    */
   wantsWhole(type: number): boolean {
-    if (type === 0x64 /* d */) return this.copyOut !== undefined || (this.copyOutCheck !== undefined && this.copyOutCheck.under !== this.state.policiesNow());
+    if (type === 0x64 /* d */) return this.copyOut.wantsWhole();
     // A notice (RAISE NOTICE in a function the query calls) goes out after the rows sent before it.
     if (type === 0x4e /* N */) return !this.batch.isEmpty;
     const head = this.state.replies.current;
@@ -184,53 +159,6 @@ export class BackendPolicy {
     return this.state.policiesNow() ?? this.state.policies();
   }
 
-  private copyData(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
-    const check = this.copyOutCheck;
-    if (check !== undefined && check.under !== this.state.policiesNow()) {
-      // Like rows, COPY data follows the policies in force (a stale catalog is read first).
-      const now = this.state.policiesNow();
-      if (now === undefined) return this.state.policies().then(() => this.copyData(frame));
-      this.followCopyOutPolicies(now);
-    }
-    const rewriter = this.copyOut;
-    if (rewriter === undefined) return undefined;
-    return this.batch.hold(frame, 1, rewriter, this.copyRewrite);
-  }
-
-  /**
-   * A running COPY TO cannot change what it does to a column mid-stream (a binary COPY's reader
-   * is part way through a row): a reload that changes it ends the session, before more leaves.
-   */
-  private followCopyOutPolicies(now: ColumnPolicies): void {
-    const check = this.copyOutCheck;
-    if (check === undefined || check.under === now) return;
-    if (!check.planned.stillPlanned(now)) throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
-    check.under = now;
-  }
-
-  private endCopyOut(): void {
-    this.copyOut = undefined;
-    this.copyOutCheck = undefined;
-  }
-
-  /** The rewrite of a batch of COPY TO data (asked by the batch, once per batch). */
-  private readonly copyRewrite = (planned: object): Rewrite => {
-    const rewriter = planned as CopyOutRewriter | BinaryCopyOutRewriter;
-    const revealed = plaintextColumns(rewriter.columns);
-    const state = this.state;
-    const check = this.copyOutCheck;
-    return async (frames, rows) => {
-      if (revealed.length > 0) state.revealed(revealed, rows);
-      const policySet = state.services.store.current;
-      const rewritten = Buffer.concat(await rewriter.rewrite(frames));
-      // A reload while the batch was rewritten: if it changes the COPY, the batch never leaves.
-      if (check !== undefined && state.services.store.current !== policySet && !check.planned.stillPlanned(await this.policiesEvenIfStale())) {
-        throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
-      }
-      return rewritten;
-    };
-  };
-
   private control(type: number, frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
     switch (type) {
@@ -275,7 +203,7 @@ export class BackendPolicy {
       case 0x47: return this.copyStart('in', head); // G CopyInResponse
       case 0x48: return this.copyStart('out', head); // H CopyOutResponse
       case 0x63: // c CopyDone
-        this.endCopyOut();
+        this.copyOut.end();
         return undefined;
       case 0x53: { // S ParameterStatus
         const { name, value } = readParameterStatus(frame);
@@ -317,7 +245,7 @@ export class BackendPolicy {
   }
 
   private endResult(head: ExpectedReply | undefined): void {
-    this.endCopyOut();
+    this.copyOut.end();
     if (this.state.copyIn !== undefined) this.state.copyIn = undefined;
     if (head?.kind === 'query') this.queryResult = undefined;
     this.state.backendEvent();
@@ -343,7 +271,7 @@ export class BackendPolicy {
   private error(head: ExpectedReply | undefined): MessageVerdict {
     const state = this.state;
     state.searchPath.failed();
-    this.endCopyOut();
+    this.copyOut.end();
     this.queryResult = undefined;
     if (state.copyIn !== undefined) {
       state.copyIn.failed = true;
@@ -373,7 +301,7 @@ export class BackendPolicy {
     const domain = answered?.kind === 'sync' || answered?.kind === 'query' || answered?.kind === 'function' ? answered.domain : undefined;
     state.searchPath.readyForQuery(status, domain);
     this.queryResult = undefined;
-    this.endCopyOut();
+    this.copyOut.end();
     state.copyIn = undefined;
     state.settings.settled();
     if (state.ddlCompleted || state.ddlPending) state.catalog.markStale();
@@ -411,13 +339,8 @@ export class BackendPolicy {
       } else if (direction === 'in') {
         // A COPY pgveil did not see coming: its rows cannot be checked, so the COPY is failed.
         state.copyIn = { rewriter: undefined, failed: true, failSent: false };
-      } else if (stream?.direction === 'out') {
-        this.copyOutCheck = stream.planned === undefined ? undefined : { planned: stream.planned, under: stream.planned.under };
-      }
-      if (stream?.direction === 'out' && stream.columns.length > 0) {
-        this.copyOut = stream.options?.format === 'binary'
-          ? new BinaryCopyOutRewriter(stream, state.services.engine, state.services.metrics)
-          : new CopyOutRewriter(stream, state.services.engine, state.services.metrics, state.settings.dateStyle);
+      } else if (direction === 'out') {
+        this.copyOut.start(stream?.direction === 'out' ? stream : undefined);
       }
       state.backendEvent();
       return undefined;

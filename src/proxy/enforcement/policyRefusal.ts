@@ -3,6 +3,7 @@
  * gets. Messages name the column and the reason, never a value.
  */
 import { errorResponse } from '../protocol/messages.js';
+import { SessionFatal } from '../session/sessionFatal.js';
 import { formatColumnName, type ColumnPolicy } from '../../policy/index.js';
 
 export const UNSUPPORTED = '0A000';
@@ -40,4 +41,14 @@ export function missingValueRefusal(policy: ColumnPolicy, param: number): Policy
 
 export function unsupportedRefusal(message: string): PolicyRefusal {
   return new PolicyRefusal(UNSUPPORTED, message);
+}
+
+/**
+ * A reload changed what a result or COPY already under way does to its columns, and part of it
+ * was already rewritten or sent under the old plan: the session ends before more leaves.
+ */
+export function endedByReload(what: string, during: string, again: 'COPY' | 'statement'): SessionFatal {
+  return new SessionFatal('40001', `pgveil ended ${what}: the column policies of its columns changed while ${during} (the policy file was reloaded)`, {
+    hint: `Run the ${again} again: it will follow the policies now in force.`,
+  });
 }

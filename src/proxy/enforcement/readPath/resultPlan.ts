@@ -89,3 +89,16 @@ export function samePlan(a: ResultPlan | undefined, b: ResultPlan | undefined): 
       && field.typeOid === other.typeOid && field.typmod === other.typmod && sameColumnPolicy(field.policy, other.policy);
   });
 }
+
+type RevealingFields = readonly { readonly policy: { readonly key: string }; readonly action: string }[];
+
+/** The policy keys of the columns a plan decrypts to plaintext (masks and tokens reveal nothing), once per plan. */
+const plaintextColumnsOf = new WeakMap<RevealingFields, string[]>();
+export function plaintextColumns(fields: RevealingFields): string[] {
+  let columns = plaintextColumnsOf.get(fields);
+  if (columns === undefined) {
+    columns = fields.filter((field) => field.action === 'unprotect').map((field) => field.policy.key);
+    plaintextColumnsOf.set(fields, columns);
+  }
+  return columns;
+}

@@ -1,0 +1,88 @@
+/**
+ * The COPY TO STDOUT under way: its data rewritten in batches where this session sees a column
+ * other than as stored, and checked against each policy reload. A COPY cannot change what it
+ * does to a column mid-stream (a binary COPY's reader may be part way through a row), so a reload
+ * that changes it ends the session before more leaves.
+ */
+import type { MessageVerdict } from '../../session/sessionHooks.js';
+import type { ColumnPolicies } from '../catalog/columnPolicies.js';
+import type { PolicySessionState } from '../policySessionState.js';
+import { endedByReload } from '../policyRefusal.js';
+import type { CopyOutPlanned, CopyOutStream } from '../writePath/copyTargets.js';
+import { BinaryCopyOutRewriter } from './binaryCopyOutRewriter.js';
+import { CopyOutRewriter } from './copyOutRewriter.js';
+import type { HeldBatch, Rewrite } from './heldBatch.js';
+import { plaintextColumns } from './resultPlan.js';
+
+export class CopyOutData {
+  private rewriter: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
+  /** The COPY's plan, and the policies it was last found to hold under. */
+  private check: { readonly planned: CopyOutPlanned; under: ColumnPolicies } | undefined;
+
+  constructor(private readonly state: PolicySessionState, private readonly batch: HeldBatch) {}
+
+  /** CopyOutResponse of the COPY `stream` describes (undefined: one pgveil did not see coming). */
+  start(stream: CopyOutStream | undefined): void {
+    this.check = stream?.planned === undefined ? undefined : { planned: stream.planned, under: stream.planned.under };
+    const services = this.state.services;
+    this.rewriter = stream === undefined || stream.columns.length === 0
+      ? undefined
+      : stream.options?.format === 'binary'
+        ? new BinaryCopyOutRewriter(stream, services.engine, services.metrics)
+        : new CopyOutRewriter(stream, services.engine, services.metrics, this.state.settings.dateStyle);
+  }
+
+  end(): void {
+    this.rewriter = undefined;
+    this.check = undefined;
+  }
+
+  /** A COPY is under way whose data is rewritten, or checked against the policies (its batch is COPY data, not rows). */
+  get running(): boolean {
+    return this.check !== undefined || this.rewriter !== undefined;
+  }
+
+  /** Whether CopyData must be handed over whole: it is rewritten, or a reload since the last one must be checked. */
+  wantsWhole(): boolean {
+    return this.rewriter !== undefined || (this.check !== undefined && this.check.under !== this.state.policiesNow());
+  }
+
+  data(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
+    const check = this.check;
+    if (check !== undefined && check.under !== this.state.policiesNow()) {
+      // Like rows, COPY data follows the policies in force (a stale catalog is read first).
+      const now = this.state.policiesNow();
+      if (now === undefined) return this.state.policies().then(() => this.data(frame));
+      this.followPolicies(now);
+    }
+    const rewriter = this.rewriter;
+    if (rewriter === undefined) return undefined;
+    return this.batch.hold(frame, 1, rewriter, this.rewriteFor);
+  }
+
+  /** Throws (ending the session) when `now` changes what the COPY does to its columns. */
+  followPolicies(now: ColumnPolicies): void {
+    const check = this.check;
+    if (check === undefined || check.under === now) return;
+    if (!check.planned.stillPlanned(now)) throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
+    check.under = now;
+  }
+
+  /** The rewrite of a batch of COPY TO data (asked by the batch, once per batch). */
+  private readonly rewriteFor = (planned: object): Rewrite => {
+    const rewriter = planned as CopyOutRewriter | BinaryCopyOutRewriter;
+    const revealed = plaintextColumns(rewriter.columns);
+    const state = this.state;
+    const check = this.check;
+    return async (frames, rows) => {
+      if (revealed.length > 0) state.revealed(revealed, rows);
+      const policySet = state.services.store.current;
+      const rewritten = Buffer.concat(await rewriter.rewrite(frames));
+      // A reload while the batch was rewritten: if it changes the COPY, the batch never leaves.
+      if (check !== undefined && state.services.store.current !== policySet && !check.planned.stillPlanned(state.policiesNow() ?? await state.policies())) {
+        throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
+      }
+      return rewritten;
+    };
+  };
+}
