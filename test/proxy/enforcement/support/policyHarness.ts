@@ -67,6 +67,8 @@ export interface PolicyHarness {
   readonly engine: Engine;
   readonly hooks: PolicyHooks;
   readonly store: PolicyStore;
+  /** The policy file the store reads (write it, then `store.reload()`). */
+  readonly policyFile: string;
   /** pg settings for the proxy as `account`. */
   via(account: TestAccount, extra?: pg.ClientConfig): pg.ClientConfig;
   connect(account: TestAccount, extra?: pg.ClientConfig): Promise<pg.Client>;
@@ -128,7 +130,7 @@ export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = 
     host: '127.0.0.1', port: proxy.port, user: account.email, password: account.password, database: database.database, ...extra,
   });
   return {
-    database, proxy, engine, hooks, store, via,
+    database, proxy, engine, hooks, store, policyFile, via,
     connect: (account, extra) => connected(via(account, extra)),
     direct: () => connected({ connectionString: database.url }),
     stop: async () => {
