@@ -15,7 +15,7 @@ import { CopyOutData } from './readPath/copyOutData.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply } from './expectedReplies.js';
 import { plaintextColumns, samePlan, type ResultPlan } from './readPath/resultPlan.js';
-import { DescribedResults } from './readPath/describedResults.js';
+import { CATALOG_READ_FIRST, DescribedResults } from './readPath/describedResults.js';
 import { HeldBatch, type Rewrite } from './readPath/heldBatch.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
 import { commandTag, commandTagStartsWith, frameCount, readParameterDescription, readParameterStatus, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
@@ -23,6 +23,9 @@ import { parameterDescriptionMessage } from '../protocol/messages.js';
 
 /** Command tags of statements that may change the catalog. */
 const DDL_TAG_WORDS = ['CREATE', 'ALTER', 'DROP', 'IMPORT', 'REFRESH', 'SECURITY LABEL'];
+
+/** The replies a RowDescription may answer. */
+type DescribingReply = Extract<ExpectedReply, { kind: 'describe-statement' | 'describe-portal' | 'query' }>;
 
 interface QueryResult {
   readonly fields: readonly FieldDescription[];
@@ -219,29 +222,33 @@ export class BackendPolicy {
   private rowDescription(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     if (head === undefined || (head.kind !== 'describe-statement' && head.kind !== 'describe-portal' && head.kind !== 'query')) return undefined;
     const fields = this.described.fieldsOf(frame);
-    if (head.kind === 'describe-statement') {
-      head.statement.fields = fields;
-      const verdict = head.internal ? DROP : undefined;
-      return this.described.whenCatalogKnows(fields, () => verdict);
+    if (head.kind === 'describe-statement') head.statement.fields = fields;
+    else if (head.kind === 'describe-portal') {
+      head.portal.described = fields;
+      head.portal.readPlan = undefined;
     }
-    if (head.kind === 'describe-portal') {
-      const portal = head.portal;
-      portal.described = fields;
-      portal.readPlan = undefined;
-      const verdict = head.internal ? DROP : undefined;
-      return this.described.whenCatalogKnows(fields, (policies) => {
-        // Planned now, under the policies that describe the rows: rows with no plan then stream by unread.
-        if (policies !== undefined) {
-          portal.readPlan = this.described.plan(policies, fields) ?? null;
-          portal.readPlanUnder = policies;
-        }
-        return verdict;
-      });
-    }
-    return this.described.whenCatalogKnows(fields, (policies) => {
+    const known = this.described.policiesKnowing(fields);
+    if (known === CATALOG_READ_FIRST) return this.describedAfterCatalogRead(head, fields);
+    return this.resultDescribed(head, fields, known);
+  }
+
+  /** The catalog must be read before the fields can be planned (a closure only on this path). */
+  private describedAfterCatalogRead(head: DescribingReply, fields: readonly FieldDescription[]): Promise<MessageVerdict> {
+    return this.described.afterCatalogRead(fields, (policies) => this.resultDescribed(head, fields, policies));
+  }
+
+  /** A result described under `policies` (undefined: its fields name no table column). */
+  private resultDescribed(head: DescribingReply, fields: readonly FieldDescription[], policies: ColumnPolicies | undefined): MessageVerdict {
+    if (head.kind === 'query') {
       this.queryResult = policies === undefined ? undefined : { fields, plan: this.described.plan(policies, fields), under: policies };
       return undefined;
-    });
+    }
+    if (head.kind === 'describe-portal' && policies !== undefined) {
+      // Planned now, under the policies that describe the rows: rows with no plan then stream by unread.
+      head.portal.readPlan = this.described.plan(policies, fields) ?? null;
+      head.portal.readPlanUnder = policies;
+    }
+    return head.internal ? DROP : undefined;
   }
 
   private endResult(head: ExpectedReply | undefined): void {

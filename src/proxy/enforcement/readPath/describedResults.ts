@@ -86,39 +86,47 @@ export class DescribedResults {
   }
 
   /**
-   * Runs `then` once the catalog knows every table the fields name (loading or refreshing it
-   * first when needed: a table created since the last load shows up as an unknown OID).
+   * The policies to plan `fields` under now, when the catalog knows every table they name
+   * (undefined: they name no table column); CATALOG_READ_FIRST when it must be loaded or
+   * refreshed first (a table created since the last load shows up as an unknown OID).
    */
-  whenCatalogKnows(fields: readonly FieldDescription[], then: (policies: ColumnPolicies | undefined) => MessageVerdict): MessageVerdict | Promise<MessageVerdict> {
-    if (!namesTableColumns(fields)) return then(undefined);
+  policiesKnowing(fields: readonly FieldDescription[]): ColumnPolicies | undefined | typeof CATALOG_READ_FIRST {
+    if (!namesTableColumns(fields)) return undefined;
     const now = this.state.policiesNow();
+    if (now === undefined) return CATALOG_READ_FIRST;
     // A statement described again gives the same fields object: known tables stay known under the same policies.
-    if (now !== undefined && this.knownFields === fields && this.knownUnder === now) return then(now);
-    const catalog = this.state.catalog;
-    // OIDs below 16384 are the system's own (pg_catalog, information_schema): never user tables.
-    const unknownOids = (policies: ColumnPolicies): string[] => fields
-      .filter((field) => field.tableOid >= FIRST_NORMAL_OID && !policies.snapshot.relations.has(field.tableOid))
-      .map((field) => `oid:${field.tableOid}`);
-    const unknown = (policies: ColumnPolicies): string[] => unknownOids(policies).filter((key) => !catalog.recentlyConfirmedMissing(key));
-    if (now !== undefined) {
-      const oids = unknownOids(now);
-      if (oids.length === 0) {
-        this.knownFields = fields;
-        this.knownUnder = now;
-        return then(now);
-      }
-      if (oids.every((key) => catalog.recentlyConfirmedMissing(key))) return then(now);
+    if (this.knownFields === fields && this.knownUnder === now) return now;
+    const oids = unknownOids(fields, now);
+    if (oids.length === 0) {
+      this.knownFields = fields;
+      this.knownUnder = now;
+      return now;
     }
-    return (async () => {
-      let policies = await this.state.policies();
-      const missing = unknown(policies);
-      if (missing.length > 0) {
-        await catalog.afterMiss();
-        policies = await this.state.policies();
-        catalog.confirmMissing(unknown(policies));
-      }
-      // Plans are kept per policies object: one derived under the old catalog is not reused.
-      return then(policies);
-    })();
+    return oids.every((key) => this.state.catalog.recentlyConfirmedMissing(key)) ? now : CATALOG_READ_FIRST;
+  }
+
+  /** Runs `then` once the catalog was read and knows the tables the fields name (or confirmed them missing). */
+  async afterCatalogRead(fields: readonly FieldDescription[], then: (policies: ColumnPolicies) => MessageVerdict): Promise<MessageVerdict> {
+    const catalog = this.state.catalog;
+    const unknown = (policies: ColumnPolicies): string[] => unknownOids(fields, policies).filter((key) => !catalog.recentlyConfirmedMissing(key));
+    let policies = await this.state.policies();
+    const missing = unknown(policies);
+    if (missing.length > 0) {
+      await catalog.afterMiss();
+      policies = await this.state.policies();
+      catalog.confirmMissing(unknown(policies));
+    }
+    // Plans are kept per policies object: one derived under the old catalog is not reused.
+    return then(policies);
   }
 }
+
+/** The tables the fields name that the catalog behind `policies` does not know. OIDs below 16384 are the system's own: never user tables. */
+function unknownOids(fields: readonly FieldDescription[], policies: ColumnPolicies): string[] {
+  return fields
+    .filter((field) => field.tableOid >= FIRST_NORMAL_OID && !policies.snapshot.relations.has(field.tableOid))
+    .map((field) => `oid:${field.tableOid}`);
+}
+
+/** policiesKnowing's answer when the catalog must be read first. */
+export const CATALOG_READ_FIRST: unique symbol = Symbol('catalog read first');
