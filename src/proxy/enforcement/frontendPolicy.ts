@@ -51,6 +51,11 @@ function dropUnnamed(state: PolicySessionState, batch: number): SettleChanges | 
   };
 }
 
+/** What a Bind's reply settles: the portal it defines. */
+function portalSettle(state: PolicySessionState, change: PendingChange<PortalInfo>): SettleChanges {
+  return (outcome) => state.portals.settle(change, outcome);
+}
+
 /** Whether a statement of the text changes session settings or prepared statements (their bookkeeping then follows it). */
 function changesSessionOrNames(statements: readonly StatementAnalysis[]): boolean {
   for (const statement of statements) if ((statement.sessionEffects?.length ?? 0) > 0 || statement.preparedNames !== undefined) return true;
@@ -218,26 +223,40 @@ export class FrontendPolicy {
     const change = state.portals.change(bind.portal, portal, state.batch);
     // The server resolves the statement's names again if the search_path changed since Parse.
     const pathRefusal = preparedPathRefusal(state, statement, state.searchPath.messageDomain());
-    if (pathRefusal instanceof Promise) {
-      return pathRefusal.then((refusal) => (refusal === undefined ? this.bindOnPath(frame, bind, statement, change) : this.refuseBind(bind, refusal, change)));
-    }
+    if (pathRefusal instanceof Promise) return this.bindAfterPathCheck(pathRefusal, frame, bind, statement, change);
     if (pathRefusal !== undefined) return this.refuseBind(bind, pathRefusal, change);
     return this.bindOnPath(frame, bind, statement, change);
+  }
+
+  // The paths below that build closures are methods of their own: V8 allocates a closure's
+  // context when the function that holds it starts, even when the closure is never made.
+  private async bindAfterPathCheck(
+    check: Promise<PolicyRefusal | undefined>, frame: Buffer, bind: BindTarget, statement: StatementInfo, change: PendingChange<PortalInfo>,
+  ): Promise<MessageVerdict> {
+    const refusal = await check;
+    return refusal === undefined ? this.bindOnPath(frame, bind, statement, change) : this.refuseBind(bind, refusal, change);
   }
 
   private bindOnPath(
     frame: Buffer, bind: BindTarget, statement: StatementInfo, change: PendingChange<PortalInfo>,
   ): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
-    const settle: SettleChanges = (outcome) => state.portals.settle(change, outcome);
     if (bind.portal === '') {
       this.boundPortal = change.value;
       this.boundBatch = state.batch;
     }
     if (statement.params.size === 0 && (statement.extraParams?.size ?? 0) === 0) {
-      state.expectReply({ kind: 'bind', settle });
+      state.expectReply({ kind: 'bind', settle: portalSettle(state, change) });
       return undefined;
     }
+    return this.bindRewritten(frame, bind, statement, change);
+  }
+
+  private bindRewritten(
+    frame: Buffer, bind: BindTarget, statement: StatementInfo, change: PendingChange<PortalInfo>,
+  ): MessageVerdict | Promise<MessageVerdict> {
+    const state = this.state;
+    const settle = portalSettle(state, change);
     const { services } = state;
     const forward = (rewritten: Buffer): Buffer => {
       services.metrics.valuesProtected += statement.params.size;
