@@ -347,12 +347,12 @@ export class BackendPolicy {
         // A COPY pgveil did not see coming: its rows cannot be checked, so the COPY is failed.
         state.copyIn = { rewriter: undefined, failed: true, failSent: false };
       } else if (direction === 'out') {
-        this.copyOut.start(stream?.direction === 'out' ? stream : undefined);
+        this.copyOut.start(stream?.direction === 'out' ? stream : undefined, policies);
       }
       state.backendEvent();
       return undefined;
     };
-    if (stream?.direction === 'in' && stream.target !== undefined) {
+    if ((stream?.direction === 'in' && stream.target !== undefined) || (stream?.direction === 'out' && stream.planned !== undefined)) {
       const now = state.policiesNow();
       if (now !== undefined) return start(now);
       return state.policies().then(start);

@@ -8,7 +8,7 @@ import type { MessageVerdict } from '../../session/sessionHooks.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import type { PolicySessionState } from '../policySessionState.js';
 import { endedByReload } from '../policyRefusal.js';
-import type { CopyOutPlanned, CopyOutStream } from '../writePath/copyTargets.js';
+import { sameCopyOut, type CopyOutPlanned, type CopyOutStream } from '../writePath/copyTargets.js';
 import { BinaryCopyOutRewriter } from './binaryCopyOutRewriter.js';
 import { CopyOutRewriter } from './copyOutRewriter.js';
 import type { HeldBatch, Rewrite } from './heldBatch.js';
@@ -16,14 +16,23 @@ import { plaintextColumns } from './resultPlan.js';
 
 export class CopyOutData {
   private rewriter: CopyOutRewriter | BinaryCopyOutRewriter | undefined;
-  /** The COPY's plan, and the policies it was last found to hold under. */
-  private check: { readonly planned: CopyOutPlanned; under: ColumnPolicies } | undefined;
+  /** The COPY's stream as planned, and the policies it was last found to hold under. */
+  private check: { readonly stream: CopyOutStream; readonly planned: CopyOutPlanned; under: ColumnPolicies } | undefined;
 
   constructor(private readonly state: PolicySessionState, private readonly batch: HeldBatch) {}
 
-  /** CopyOutResponse of the COPY `stream` describes (undefined: one pgveil did not see coming). */
-  start(stream: CopyOutStream | undefined): void {
-    this.check = stream?.planned === undefined ? undefined : { planned: stream.planned, under: stream.planned.under };
+  /**
+   * CopyOutResponse of the COPY `planned` describes (undefined: one pgveil did not see coming),
+   * `now` the policies in force. A COPY prepared before a reload starts under them: nothing of it
+   * has left yet; one they refuse ends the session, since the server has begun it.
+   */
+  start(planned: CopyOutStream | undefined, now: ColumnPolicies | undefined): void {
+    let stream = planned;
+    if (planned?.planned !== undefined && now !== undefined && planned.planned.under !== now) {
+      stream = planned.planned.planUnder(now);
+      if (stream === undefined) throw endedByReload(`COPY ${planned.planned.table} TO STDOUT`, 'it waited to run', 'COPY');
+    }
+    this.check = stream?.planned === undefined ? undefined : { stream, planned: stream.planned, under: stream.planned.under };
     const services = this.state.services;
     this.rewriter = stream === undefined || stream.columns.length === 0
       ? undefined
@@ -64,7 +73,7 @@ export class CopyOutData {
   followPolicies(now: ColumnPolicies): void {
     const check = this.check;
     if (check === undefined || check.under === now) return;
-    if (!check.planned.stillPlanned(now)) throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
+    if (!stillPlanned(check, now)) throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
     check.under = now;
   }
 
@@ -79,10 +88,16 @@ export class CopyOutData {
       const policySet = state.services.store.current;
       const rewritten = Buffer.concat(await rewriter.rewrite(frames));
       // A reload while the batch was rewritten: if it changes the COPY, the batch never leaves.
-      if (check !== undefined && state.services.store.current !== policySet && !check.planned.stillPlanned(state.policiesNow() ?? await state.policies())) {
+      if (check !== undefined && state.services.store.current !== policySet && !stillPlanned(check, state.policiesNow() ?? await state.policies())) {
         throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
       }
       return rewritten;
     };
   };
+}
+
+/** Whether `policies` plan the COPY under way as it was planned. */
+function stillPlanned(check: { readonly stream: CopyOutStream; readonly planned: CopyOutPlanned }, policies: ColumnPolicies): boolean {
+  const next = check.planned.planUnder(policies);
+  return next !== undefined && sameCopyOut(next, check.stream);
 }

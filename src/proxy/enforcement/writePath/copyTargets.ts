@@ -10,7 +10,7 @@ import { copyOptions, copyShape } from '../../sql/copyStatement.js';
 import { findListedTableMention } from '../../sql/protectedNameScan.js';
 import { parseSql } from '../../sql/sqlParser.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
-import { unsupportedRefusal } from '../policyRefusal.js';
+import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
 import { hasBinaryCodec, isTextLike } from '../valueCodecs/valueCodecs.js';
 import type { ColumnPolicy } from '../../../policy/index.js';
 import { sameColumnPolicy, type ReadActions } from '../readPath/resultPlan.js';
@@ -42,8 +42,11 @@ export interface CopyOutPlanned {
   /** A name for messages: the table copied, or `(query)`. */
   readonly table: string;
   readonly under: ColumnPolicies;
-  /** False when the COPY would stream otherwise under `policies`: it cannot change mid-stream. */
-  stillPlanned(policies: ColumnPolicies): boolean;
+  /**
+   * The stream as other policies (a reload since) plan it; undefined when they refuse it. A COPY
+   * prepared before a reload starts under the policies in force; one under way cannot change.
+   */
+  planUnder(policies: ColumnPolicies): CopyOutStream | undefined;
 }
 
 interface TableName {
@@ -70,16 +73,7 @@ export function copyStreamOf(
   const copy = shape;
   if (copy === undefined || !copy.stdio) return undefined;
   if (copy.from) return { direction: 'in', target: copyFrom };
-  if (copy.query) {
-    const named = revealedTableNamed(statementText, policies, actions);
-    if (named !== undefined) {
-      throw unsupportedRefusal(`pgveil refused the statement: COPY (query) TO STDOUT reads table ${named}, whose protected columns pgveil cannot map in a COPY of a query; use COPY table (columns) TO STDOUT or SELECT`);
-    }
-    const planned: CopyOutPlanned = {
-      table: '(query)', under: policies, stillPlanned: (other) => revealedTableNamed(statementText, other, actions) === undefined,
-    };
-    return { direction: 'out', columnCount: 0, columns: [], options: undefined, planned };
-  }
+  if (copy.query) return queryCopyOut(statementText, policies, actions);
   const relation = copy.relation;
   // An unqualified name resolves on the session's search_path (`schema`).
   const table = relation === undefined ? undefined : schema.resolveTable(relation.schema, relation.table);
@@ -88,10 +82,23 @@ export function copyStreamOf(
   // Without a column list PostgreSQL copies every column but the generated ones.
   const generated = new Set(policies.relationOf(table)?.columns.filter((column) => column.generated === true).map((column) => column.name));
   const names = copy.columns ?? table.columns.filter((name) => !generated.has(name));
+  return tableCopyOut(table, names, copy, policies, actions);
+}
+
+/** `COPY (query) TO STDOUT`: refused when the query names a table this session sees other than as stored. */
+function queryCopyOut(statementText: string, policies: ColumnPolicies, actions: ReadActions): CopyOutStream {
+  const named = revealedTableNamed(statementText, policies, actions);
+  if (named !== undefined) {
+    throw unsupportedRefusal(`pgveil refused the statement: COPY (query) TO STDOUT reads table ${named}, whose protected columns pgveil cannot map in a COPY of a query; use COPY table (columns) TO STDOUT or SELECT`);
+  }
+  const planned: CopyOutPlanned = { table: '(query)', under: policies, planUnder: (other) => refusedAsUndefined(() => queryCopyOut(statementText, other, actions)) };
+  return { direction: 'out', columnCount: 0, columns: [], options: undefined, planned };
+}
+
+/** `COPY table (names) TO STDOUT`, planned under `policies`. */
+function tableCopyOut(table: TableName, names: readonly string[], copy: CopyShape, policies: ColumnPolicies, actions: ReadActions): CopyOutStream {
   const columns = copyOutColumns(table, names, policies, actions);
-  const planned: CopyOutPlanned = {
-    table: table.table, under: policies, stillPlanned: (other) => sameCopyOutColumns(copyOutColumns(table, names, other, actions), columns),
-  };
+  const planned: CopyOutPlanned = { table: table.table, under: policies, planUnder: (other) => refusedAsUndefined(() => tableCopyOut(table, names, copy, other, actions)) };
   if (columns.length === 0) return { direction: 'out', columnCount: names.length, columns, options: undefined, planned };
   let options: CopyOptions;
   try {
@@ -108,6 +115,20 @@ export function copyStreamOf(
     }
   }
   return { direction: 'out', columnCount: names.length, columns, options, planned };
+}
+
+function refusedAsUndefined(plan: () => CopyOutStream): CopyOutStream | undefined {
+  try {
+    return plan();
+  } catch (error) {
+    if (error instanceof PolicyRefusal) return undefined;
+    throw error;
+  }
+}
+
+/** Whether two plans of one COPY do the same to each column. */
+export function sameCopyOut(a: CopyOutStream, b: CopyOutStream): boolean {
+  return a.columnCount === b.columnCount && sameCopyOutColumns(a.columns, b.columns);
 }
 
 /** A table the text names whose protected columns this session sees other than as stored. */
