@@ -322,11 +322,11 @@ describe('COPY TO STDOUT after a policy reload', () => {
 });
 
 describe('a reload while a batch of rows is being rewritten', () => {
-  it('ends the session rather than let the batch out revealed', async () => {
+  /** A simple Query's 1 200 revealed rows are flushed; the reload to `after` lands between two slices of their rewrite (512 values each). */
+  async function reloadDuringRewrite(after: string): Promise<{ outcome: unknown; plains: string[] }> {
     const h = await harness([ACCOUNTS], REVEAL);
     const s = session(h, ['app']);
     await completed(s, 'SELECT 1', 'SELECT 1');
-    // Three slices of the rewrite (512 values each): the reload lands between two of them.
     const plains = Array.from({ length: 1200 }, (_, i) => `123-45-${1000 + i}`);
     const stored = (await engine.protect('ssn', plains, { method: 'fpe', scope: 's' })).result as string[];
     await front(s, serialize.query('SELECT note FROM accounts'));
@@ -335,26 +335,19 @@ describe('a reload while a batch of rows is being rewritten', () => {
     await s.hooks.onBackendMessage(Buffer.concat(stored.map((token) => dataRowMessage([Buffer.from(token)]))), s.context);
     const flushing = deliverBackend(s.hooks, s.context, s.state, commandCompleteMessage('SELECT 1200'));
     await new Promise((resolve) => setImmediate(resolve));
-    h.reload(MASKED);
-    const ended = await Promise.resolve(flushing).then(() => undefined, (error: unknown) => error);
-    expect(ended).toBeInstanceOf(SessionFatal);
-    expect((ended as SessionFatal).fields.message).toContain('while its rows were being revealed');
+    h.reload(after);
+    return { outcome: await Promise.resolve(flushing).then((bytes) => bytes, (error: unknown) => error), plains };
+  }
+
+  it('ends the session rather than let the batch out revealed', async () => {
+    const { outcome } = await reloadDuringRewrite(MASKED);
+    expect(outcome).toBeInstanceOf(SessionFatal);
+    expect((outcome as SessionFatal).fields.message).toContain('while its rows were being revealed');
   });
 
   it('lets the batch out when the reload leaves the result\'s columns alone', async () => {
-    const h = await harness([ACCOUNTS], REVEAL);
-    const s = session(h, ['app']);
-    await completed(s, 'SELECT 1', 'SELECT 1');
-    const plains = Array.from({ length: 1200 }, (_, i) => `123-45-${1000 + i}`);
-    const stored = (await engine.protect('ssn', plains, { method: 'fpe', scope: 's' })).result as string[];
-    await front(s, serialize.query('SELECT note FROM accounts'));
-    await sentToClient(s, [description]);
-    for (let i = 0; i < stored.length; i++) s.state.backendMessage(0x44, 0);
-    await s.hooks.onBackendMessage(Buffer.concat(stored.map((token) => dataRowMessage([Buffer.from(token)]))), s.context);
-    const flushing = deliverBackend(s.hooks, s.context, s.state, commandCompleteMessage('SELECT 1200'));
-    await new Promise((resolve) => setImmediate(resolve));
-    h.reload(`${REVEAL}  public.other.secret: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext } }\n`);
-    const out = ((await flushing) as Buffer).toString('latin1');
+    const { outcome, plains } = await reloadDuringRewrite(`${REVEAL}  public.other.secret: { kind: ssn, method: fpe, scope: s, reveal: { app: plaintext } }\n`);
+    const out = (outcome as Buffer).toString('latin1');
     expect(plains.every((plain) => out.includes(plain))).toBe(true);
   });
 });
