@@ -120,29 +120,25 @@ export class SqlAnalysisCache {
       if (this.stale(known, uses)) refresh(space.texts, sql, known, uses);
       return known.analysis;
     }
-    const shapeScan = this.shapeOf(sql, schema);
-    let shape = shapeScan?.shape;
-    let shaped = shape === undefined ? undefined : space?.shapes.get(shape.key);
+    const candidate = this.shapeOf(sql, schema);
+    const kept = candidate === undefined ? undefined : space?.shapes.get(candidate.shape.key);
     // A kept shape without string constants was scanned for these names already: its texts differ
     // from that one only in digit runs, which can make no word. Any other text is scanned.
-    if (shapeScan !== undefined && !(shaped !== undefined && shaped.names === shapeScan.names && !shapeScan.shape.hasStrings)
-      && findListedTableMention(sql, shapeScan.names) !== undefined) {
-      shape = undefined;
-      shaped = undefined;
-    }
-    const moved = shaped === undefined || shape === undefined ? undefined : movedTo(shaped, shape);
-    if (moved !== undefined && shape !== undefined && shaped !== undefined && space !== undefined) {
+    const scanned = kept !== undefined && kept.names === candidate?.names && !candidate.shape.hasStrings;
+    const named = candidate !== undefined && (scanned || findListedTableMention(sql, candidate.names) === undefined) ? candidate : undefined;
+    const moved = named === undefined || kept === undefined ? undefined : movedTo(kept, named.shape);
+    if (moved !== undefined && named !== undefined && kept !== undefined && space !== undefined) {
       this.shapeHits++;
-      if (this.stale(shaped, uses)) refresh(space.shapes, shape.key, shaped, uses);
+      if (this.stale(kept, uses)) refresh(space.shapes, named.shape.key, kept, uses);
       return moved;
     }
     this.misses++;
     const analysis = analyseSql(sql, schema);
     const keepText = !analysis.statements.some((statement) => statement.literals.length > 0);
     let shapeEntry: ShapeEntry | undefined;
-    if (shape !== undefined && shapeScan !== undefined && foundNothing(analysis)) {
-      const entry: ShapeEntry = { analysis, statement: analysis.statements[0] as StatementAnalysis, shape, names: shapeScan.names, used: uses };
-      if (movedTo(entry, shape) !== undefined) shapeEntry = entry;
+    if (named !== undefined && foundNothing(analysis)) {
+      const entry: ShapeEntry = { analysis, statement: analysis.statements[0] as StatementAnalysis, shape: named.shape, names: named.names, used: uses };
+      if (movedTo(entry, named.shape) !== undefined) shapeEntry = entry;
     }
     if (!keepText && shapeEntry === undefined) return analysis;
     space ??= this.newSpace(schemaKey, uses);
@@ -150,8 +146,8 @@ export class SqlAnalysisCache {
       space.texts.set(sql, { analysis, used: uses });
       if (++this.textCount > this.maxEntries) this.evictOldest('texts');
     }
-    if (shapeEntry !== undefined && shape !== undefined && !space.shapes.has(shape.key)) {
-      space.shapes.set(shape.key, shapeEntry);
+    if (shapeEntry !== undefined && !space.shapes.has(shapeEntry.shape.key)) {
+      space.shapes.set(shapeEntry.shape.key, shapeEntry);
       if (++this.shapeCount > this.maxEntries) this.evictOldest('shapes');
     }
     return analysis;
