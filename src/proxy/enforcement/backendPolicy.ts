@@ -140,8 +140,8 @@ export class BackendPolicy {
   private readonly dataRowsRewrite = (planned: object): Rewrite => {
     const plan = planned as ResultPlan;
     const state = this.state;
-    const { engine, metrics } = state.services;
     const services = state.services;
+    const { engine, metrics } = services;
     const dateStyle = state.settings.dateStyle;
     const revealed = plaintextColumns(plan.fields);
     return async (frames, rows) => {
@@ -151,16 +151,12 @@ export class BackendPolicy {
       const rewritten = await rewriteDataRows(frames, plan, engine, metrics, dateStyle, (policy) => services.unprotectInPlace(policy), rows);
       // A reload while the batch was rewritten (it yields between slices): the rows were written in
       // place, so they cannot be planned again; if the plan changed, they never leave.
-      if (services.store.current !== policySet && !samePlan(this.described.planAgain(plan, await this.policiesEvenIfStale()), plan)) {
+      if (services.store.current !== policySet && !samePlan(this.described.planAgain(plan, await state.policies()), plan)) {
         throw endedByReload('the result', 'its rows were being revealed', 'statement');
       }
       return rewritten;
     };
   };
-
-  private policiesEvenIfStale(): ColumnPolicies | Promise<ColumnPolicies> {
-    return this.state.policiesNow() ?? this.state.policies();
-  }
 
   private control(type: number, frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;

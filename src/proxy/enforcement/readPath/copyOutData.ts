@@ -88,7 +88,7 @@ export class CopyOutData {
       const policySet = state.services.store.current;
       const rewritten = Buffer.concat(await rewriter.rewrite(frames));
       // A reload while the batch was rewritten: if it changes the COPY, the batch never leaves.
-      if (check !== undefined && state.services.store.current !== policySet && !stillPlanned(check, state.policiesNow() ?? await state.policies())) {
+      if (check !== undefined && state.services.store.current !== policySet && !stillPlanned(check, await state.policies())) {
         throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
       }
       return rewritten;
