@@ -38,8 +38,8 @@ describe('a policy reload while a COPY TO runs', () => {
     const stored = (await direct.query('SELECT ssn FROM customers WHERE id = 1')).rows[0].ssn as string;
     await direct.end();
     const session = await openRawSession(harness.via(ANALYST));
-    // The server answers CopyOutResponse at once and its row a second later: the reload comes between.
-    session.send(serialize.query('COPY (SELECT id, ssn FROM customers WHERE pg_sleep(1) IS NOT NULL) TO STDOUT'));
+    // The server answers CopyOutResponse at once and its row two seconds later: the reload comes between.
+    session.send(serialize.query('COPY (SELECT id, ssn FROM customers WHERE pg_sleep(2) IS NOT NULL) TO STDOUT'));
     await new Promise((resolve) => setTimeout(resolve, 300));
     await writeFile(harness.policyFile, MASKED_FOR_ANALYST);
     expect((await harness.store.reload()).ok).toBe(true);
