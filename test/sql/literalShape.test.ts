@@ -81,6 +81,22 @@ describe('literalShapeOf', () => {
     }));
   });
 
+  it('takes the first word in any case, and only those four words (property)', () => {
+    const spelled = (word: string) => fc.array(fc.boolean(), { minLength: word.length, maxLength: word.length })
+      .map((upper) => [...word].map((char, i) => (upper[i] ? char.toUpperCase() : char)).join(''));
+    const first = fc.constantFrom('select', 'insert', 'update', 'delete').chain(spelled);
+    fc.assert(fc.property(first, fc.nat(5), fc.constantFrom('', 'x', 's', '_', '1'), (word, at, extra) => {
+      expect(shape(`${word} 1`)).toBe(`${word} $n`);
+      // Another word: one letter off, longer, shorter, or a look-alike outside ASCII.
+      const other = word.slice(0, at) + extra + word.slice(at + 1);
+      if (other.toLowerCase() !== word.toLowerCase()) expect(shape(`${other} 1`)).toBeUndefined();
+      expect(shape(`${word}${extra || 'x'} 1`)).toBeUndefined();
+    }));
+    expect(shape('selee6 1')).toBeUndefined(); // the same word hash as select's
+    expect(shape('ſelect 1')).toBeUndefined();
+    expect(shape('İnsert INTO t VALUES (1)')).toBeUndefined();
+  });
+
   it('runs in linear time on adversarial text', () => {
     const long = `SELECT ${"'".repeat(1)}${'a'.repeat(200_000)}`;
     const started = performance.now();

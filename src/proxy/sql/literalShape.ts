@@ -48,12 +48,38 @@ function byteOffsets(text: string, indexes: readonly number[]): number[] {
   return offsets;
 }
 
-const FIRST_WORDS = new Set(['select', 'insert', 'update', 'delete']);
-
 /** A hash of a word's lower case, updated one character code at a time (codes of ASCII words only). */
 function nextHash(hash: number, code: number): number {
   const lower = code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
   return (Math.imul(hash, 31) + lower) | 0;
+}
+
+function wordHash(word: string): number {
+  let hash = 0;
+  for (let i = 0; i < word.length; i++) hash = nextHash(hash, word.charCodeAt(i));
+  return hash;
+}
+
+type FirstWord = 'select' | 'insert' | 'update' | 'delete';
+const FIRST_WORDS: readonly FirstWord[] = ['select', 'insert', 'update', 'delete'];
+const FIRST_HASHES = FIRST_WORDS.map(wordHash);
+
+/**
+ * The statement's first word when it is one of FIRST_WORDS in any case: compared where it stands
+ * (an ASCII word), not cut out and lower-cased, which costs more than the rest of a short text's scan.
+ */
+function firstWordAt(sql: string, from: number, to: number, hash: number): FirstWord | undefined {
+  for (let w = 0; w < FIRST_WORDS.length; w++) {
+    if (FIRST_HASHES[w] !== hash) continue;
+    const word = FIRST_WORDS[w] as FirstWord;
+    if (word.length !== to - from) return undefined;
+    for (let k = 0; k < word.length; k++) {
+      const code = sql.charCodeAt(from + k);
+      if ((code >= 0x41 && code <= 0x5a ? code + 0x20 : code) !== word.charCodeAt(k)) return undefined;
+    }
+    return word;
+  }
+  return undefined;
 }
 
 /**
@@ -65,26 +91,38 @@ function nextHash(hash: number, code: number): number {
 const HASH_BITS = 4095;
 const deniedHashes = new WeakMap<ReadonlySet<string>, Uint8Array>();
 
+/** The last set asked for and its table: callers pass one set over and over (a WeakMap lookup costs a scan's tenth). */
+let lastDenied: ReadonlySet<string> | undefined;
+let lastHashes: Uint8Array = new Uint8Array(0);
+
 function hashesOf(deniedWords: ReadonlySet<string>): Uint8Array {
+  if (deniedWords === lastDenied) return lastHashes;
   let hashes = deniedHashes.get(deniedWords);
   if (hashes === undefined) {
     hashes = new Uint8Array(HASH_BITS + 1);
-    for (const word of [...deniedWords, 'into']) {
-      let hash = 0;
-      for (let i = 0; i < word.length; i++) hash = nextHash(hash, word.charCodeAt(i));
-      hashes[hash & HASH_BITS] = 1;
-    }
+    for (const word of [...deniedWords, 'into']) hashes[wordHash(word) & HASH_BITS] = 1;
     deniedHashes.set(deniedWords, hashes);
   }
+  lastDenied = deniedWords;
+  lastHashes = hashes;
   return hashes;
 }
 
+const WORD_START = 2;
+const WORD_PART = 1;
+/** Each ASCII code's class: WORD_START (a letter or _), WORD_PART (a digit) or 0. */
+const ASCII_CLASS = new Uint8Array(0x80);
+for (let code = 0; code < 0x80; code++) {
+  const letter = (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || code === 0x5f;
+  ASCII_CLASS[code] = letter ? WORD_START : code >= 0x30 && code <= 0x39 ? WORD_PART : 0;
+}
+
 function isWordStart(code: number): boolean {
-  return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || code === 0x5f || code >= 0x80;
+  return code >= 0x80 || ASCII_CLASS[code] === WORD_START;
 }
 
 function isWordPart(code: number): boolean {
-  return isWordStart(code) || (code >= 0x30 && code <= 0x39);
+  return code >= 0x80 || ASCII_CLASS[code] !== 0;
 }
 
 function isDigit(code: number): boolean {
@@ -101,7 +139,7 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
   const constants: number[] = [];
   let ascii = true; // every code unit seen so far is ASCII: byte offsets are the UTF-16 positions
   let from = 0; // start of the text not yet copied into parts
-  let firstWord: string | undefined;
+  let firstWord: FirstWord | undefined;
   let hasStrings = false;
   const hashes = hashesOf(deniedWords);
   let i = 0;
@@ -159,13 +197,14 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
         i = j;
         continue;
       }
-      const word = sql.slice(i, j).toLowerCase();
       if (firstWord === undefined) {
-        if (!FIRST_WORDS.has(word)) return undefined;
-        firstWord = word;
-      } else if (deniedWords.has(word) || (firstWord === 'select' && word === 'into')) {
-        return undefined;
+        firstWord = asciiWord ? firstWordAt(sql, i, j, hash) : undefined;
+        if (firstWord === undefined) return undefined;
+        i = j;
+        continue;
       }
+      const word = sql.slice(i, j).toLowerCase();
+      if (deniedWords.has(word) || (firstWord === 'select' && word === 'into')) return undefined;
       i = j;
     } else if (isDigit(code)) {
       let j = i + 1;
