@@ -163,7 +163,11 @@ async function main(): Promise<void> {
     for (const mode of modes) {
       const [v, w] = (['pgveil', 'pgveil+policy'] as const).map((name) => median(results.get(`${name}/${mode}`) ?? []) as number);
       const [cv, cw] = (['pgveil', 'pgveil+policy'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
-      process.stdout.write(`${mode.padEnd(9)} ${format(w as number)} vs ${format(v as number)} tps = ${((w as number) / (v as number)).toFixed(2)} x   CPU ${(cw as number).toFixed(1)} vs ${(cv as number).toFixed(1)} µs per transaction\n`);
+      // Each round's own ratio too: their spread says how far this run can resolve the median.
+      const plain = results.get(`pgveil/${mode}`) ?? [];
+      const rounds = (results.get(`pgveil+policy/${mode}`) ?? []).map((tps, i) => tps / (plain[i] as number)).sort((a, b) => a - b);
+      const spread = rounds.length > 1 ? ` (rounds ${(rounds[0] as number).toFixed(2)}–${(rounds[rounds.length - 1] as number).toFixed(2)})` : '';
+      process.stdout.write(`${mode.padEnd(9)} ${format(w as number)} vs ${format(v as number)} tps = ${((w as number) / (v as number)).toFixed(2)} x${spread}   CPU ${(cw as number).toFixed(1)} vs ${(cv as number).toFixed(1)} µs per transaction\n`);
     }
     if (baselineProxy !== undefined) {
       process.stdout.write('this build / the baseline build, both with the policy file (median of the per-round ratios):\n');
