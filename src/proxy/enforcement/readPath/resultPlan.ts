@@ -71,12 +71,44 @@ export function planResult(
 
 /** Whether two policies of a column do the same (a reload builds new, equal policies for what it left alone). */
 export function sameColumnPolicy(a: ColumnPolicy, b: ColumnPolicy): boolean {
-  return a === b || policyText(a) === policyText(b);
+  // Its reveal map is a read-only view: compared by its entries, in order. Where it was written is no part of what it does.
+  return a === b || samePlainData({ ...a, reveal: [...a.reveal], source: undefined }, { ...b, reveal: [...b.reveal], source: undefined });
 }
 
-/** Everything a column's policy says, where it was written aside. */
-function policyText(policy: ColumnPolicy): string {
-  return JSON.stringify({ ...policy, reveal: [...policy.reveal], source: undefined });
+/**
+ * Deep equality of plain data: primitives, arrays, plain objects (a key set to undefined counts as
+ * absent) and Maps (entry by entry, in order). Anything else — a Set, a typed array, a class
+ * instance, a function — is equal only to itself: a policy field of a new kind makes two plans
+ * differ, which ends what they gate, rather than compare equal unread.
+ */
+function samePlainData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => samePlainData(item, b[i]));
+  }
+  if (a instanceof Map || b instanceof Map) {
+    if (!(a instanceof Map) || !(b instanceof Map) || a.size !== b.size) return false;
+    const others = b.entries();
+    for (const [key, value] of a) {
+      const [otherKey, otherValue] = others.next().value as [unknown, unknown];
+      if (key !== otherKey || !samePlainData(value, otherValue)) return false;
+    }
+    return true;
+  }
+  if (!isPlainObject(a) || !isPlainObject(b)) return false;
+  const keys = definedKeys(a);
+  const otherKeys = definedKeys(b);
+  return keys.length === otherKeys.length && keys.every((key) => Object.hasOwn(b, key) && samePlainData(a[key], b[key]));
+}
+
+function isPlainObject(value: object): value is Record<string, unknown> {
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return (prototype === Object.prototype || prototype === null) && Object.getOwnPropertySymbols(value).length === 0;
+}
+
+function definedKeys(value: Record<string, unknown>): string[] {
+  return Object.keys(value).filter((key) => value[key] !== undefined);
 }
 
 /** Whether two plans of one result do the same to each field. */
