@@ -121,8 +121,9 @@ function isWordStart(code: number): boolean {
   return code >= 0x80 || ASCII_CLASS[code] === WORD_START;
 }
 
+/** False past the end of the text too (charCodeAt gives NaN there, which no table entry answers). */
 function isWordPart(code: number): boolean {
-  return code >= 0x80 || ASCII_CLASS[code] !== 0;
+  return code >= 0x80 || (ASCII_CLASS[code] ?? 0) !== 0;
 }
 
 function isDigit(code: number): boolean {
