@@ -317,7 +317,10 @@ if (baseline !== undefined) {
     const ratios = (kind: string): string => {
       const ours = results.get(`${mode}/${kind}`) ?? [];
       const theirs = results.get(`${mode}/${kind} (baseline)`) ?? [];
-      return median(ours.map((nanos, i) => nanos / (theirs[i] as number))).toFixed(2);
+      const perRound = ours.map((nanos, i) => nanos / (theirs[i] as number)).sort((a, b) => a - b);
+      // The rounds' own spread: a median inside it is no measured difference.
+      const spread = perRound.length > 1 ? ` (rounds ${(perRound[0] as number).toFixed(2)}–${(perRound[perRound.length - 1] as number).toFixed(2)})` : '';
+      return `${median(perRound).toFixed(2)}${spread}`;
     };
     process.stdout.write(`${mode.padEnd(17)} no policy ${ratios('none')}   policy file ${ratios('policy')}\n`);
   }
