@@ -48,10 +48,14 @@ function byteOffsets(text: string, indexes: readonly number[]): number[] {
   return offsets;
 }
 
+/** An ASCII letter's lower case; any other code as it is. */
+function lowerCase(code: number): number {
+  return code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
+}
+
 /** A hash of a word's lower case, updated one character code at a time (codes of ASCII words only). */
 function nextHash(hash: number, code: number): number {
-  const lower = code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
-  return (Math.imul(hash, 31) + lower) | 0;
+  return (Math.imul(hash, 31) + lowerCase(code)) | 0;
 }
 
 function wordHash(word: string): number {
@@ -73,10 +77,7 @@ function firstWordAt(sql: string, from: number, to: number, hash: number): First
     if (FIRST_HASHES[w] !== hash) continue;
     const word = FIRST_WORDS[w] as FirstWord;
     if (word.length !== to - from) return undefined;
-    for (let k = 0; k < word.length; k++) {
-      const code = sql.charCodeAt(from + k);
-      if ((code >= 0x41 && code <= 0x5a ? code + 0x20 : code) !== word.charCodeAt(k)) return undefined;
-    }
+    for (let k = 0; k < word.length; k++) if (lowerCase(sql.charCodeAt(from + k)) !== word.charCodeAt(k)) return undefined;
     return word;
   }
   return undefined;
