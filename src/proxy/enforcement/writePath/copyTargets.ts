@@ -12,7 +12,7 @@ import { parseSql } from '../../sql/sqlParser.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
 import { hasBinaryCodec, isTextLike } from '../valueCodecs/valueCodecs.js';
-import type { ColumnPolicy } from '../../../policy/index.js';
+import type { ColumnPolicy, TableName } from '../../../policy/index.js';
 import { sameColumnPolicy, type ReadActions } from '../readPath/resultPlan.js';
 
 /** A COPY FROM STDIN of the statement; target undefined when no column needs rewriting. */
@@ -47,11 +47,6 @@ export interface CopyOutPlanned {
    * prepared before a reload starts under the policies in force; one under way cannot change.
    */
   planUnder(policies: ColumnPolicies): CopyOutStream | undefined;
-}
-
-interface TableName {
-  readonly schema: string;
-  readonly table: string;
 }
 
 export type CopyStream = CopyInStream | CopyOutStream;
