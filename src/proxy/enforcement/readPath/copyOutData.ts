@@ -58,9 +58,9 @@ export class CopyOutData {
 
   data(frame: Buffer): MessageVerdict | Promise<MessageVerdict> {
     const check = this.check;
-    if (check !== undefined && check.under !== this.state.policiesNow()) {
+    const now = check === undefined ? undefined : this.state.policiesNow();
+    if (check !== undefined && check.under !== now) {
       // Like rows, COPY data follows the policies in force (a stale catalog is read first).
-      const now = this.state.policiesNow();
       if (now === undefined) return this.state.policies().then(() => this.data(frame));
       this.followPolicies(now);
     }
