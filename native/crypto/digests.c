@@ -166,6 +166,15 @@ static napi_value create_mac_key(napi_env env, napi_callback_info info) {
   return tagged_handle(env, mac, free_mac_key, &MAC_KEY_TAG, "createMacKey");
 }
 
+/* HMAC-SHA-256 of message[0..length) under `mac` into digest[0..32). 1 on success. */
+static int mac_digest(DigestState *state, const MacKey *mac, const uint8_t *message, size_t length, uint8_t *digest) {
+  uint8_t inner[DIGEST_BYTES];
+  int ok = state != NULL && digest_from(state, mac->inner, message, length, inner)
+        && digest_from(state, mac->outer, inner, DIGEST_BYTES, digest);
+  OPENSSL_cleanse(inner, sizeof(inner));
+  return ok;
+}
+
 static napi_value hmac(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
@@ -175,16 +184,22 @@ static napi_value hmac(napi_env env, napi_callback_info info) {
   uint8_t *message, *digest;
   size_t length;
   if (!message_arguments(env, argv + 1, &message, &length, &digest)) return NULL;
-  DigestState *state = state_of(env);
-  uint8_t inner[DIGEST_BYTES];
-  int ok = state != NULL && digest_from(state, mac->inner, message, length, inner)
-        && digest_from(state, mac->outer, inner, DIGEST_BYTES, digest);
-  OPENSSL_cleanse(inner, sizeof(inner));
-  if (!ok) {
+  if (!mac_digest(state_of(env), mac, message, length, digest)) {
     ERR_clear_error();
     napi_throw_error(env, NULL, "hmac: OpenSSL failed");
   }
   return NULL;
+}
+
+int digests_sha256_of(napi_env env, const uint8_t *message, size_t length, uint8_t digest[32]) {
+  DigestState *state = state_of(env);
+  return state != NULL && digest_from(state, state->empty, message, length, digest);
+}
+
+int digests_hmac_of(napi_env env, napi_value key, const uint8_t *message, size_t length, uint8_t digest[32]) {
+  MacKey *mac = (MacKey *)handle_data(env, key, &MAC_KEY_TAG);
+  if (mac == NULL) return -1;
+  return mac_digest(state_of(env), mac, message, length, digest);
 }
 
 int digests_define(napi_env env, napi_value exports) {

@@ -9,7 +9,7 @@ import {
 } from './ff1Params.js';
 import type { Tweak, Tweaks } from './fpeCipher.js';
 import { sharedTweakOf, xorTweakBlock } from './ff1TweakBlocks.js';
-import { nativeFf1, type NativeFf1 } from './nativeFf1.js';
+import { nativeFf1, type NativeFf1, type NativeFf1Context } from './nativeFf1.js';
 import { numberToNumerals, numeralsToNumber } from './numerals.js';
 
 const ROUNDS = 10;
@@ -122,6 +122,11 @@ export class FF1 {
       return;
     }
     this.cryptOne(x, tweak, decrypt, shape.u, shape.b, shape.d, shape.roundByteAt, out);
+  }
+
+  /** The native addon's context of this key where it runs values of length n; undefined where TypeScript does. */
+  nativeHandleFor(n: number): NativeFf1Context | undefined {
+    return this.native?.inRange(n) ? this.native.handle : undefined;
   }
 
   /**

@@ -52,6 +52,11 @@ export class NativeFf1Rounds {
     return known;
   }
 
+  /** The addon's context of this key, for another native call that runs these rounds. */
+  get handle(): NativeFf1Context {
+    return this.context;
+  }
+
   /** One value into `out` (inRange(x.length); out is not x). */
   cryptInto(x: Uint16Array, tweak: Tweak, decrypt: boolean, out: Uint16Array): void {
     // The callers keep x, out and the tweak for many calls: they move to the C heap once.

@@ -58,7 +58,7 @@ export type HmacSha256Into = (key: Uint8Array, ...rest: Parameters<Sha256Into>) 
  * the callers' are small fresh arrays on V8's heap, which N-API would move to the C heap on every
  * call. They hold token bytes (encrypted bodies, tags) and scope names, never a plaintext value.
  */
-export function nativeDigestFunctions(digests: NativeDigests): { sha256Into: Sha256Into; hmacSha256Into: HmacSha256Into } {
+export function nativeDigestFunctions(digests: NativeDigests): { sha256Into: Sha256Into; hmacSha256Into: HmacSha256Into; macKeyOf: (key: Uint8Array) => NativeMacKey } {
   const scratch = new Uint8Array(1024);
   const digest = new Uint8Array(32);
   const macKeys = new WeakMap<Uint8Array, NativeMacKey>();
@@ -75,19 +75,24 @@ export function nativeDigestFunctions(digests: NativeDigests): { sha256Into: Sha
     for (let i = 0; i < length; i++) out[offset + i] = i < 32 ? (digest[i] as number) : 0;
   };
 
+  /** The addon's midstates of `key`, made on first use. Keys must not change after it: the midstates are kept by the key object. */
+  const macKeyOf = (key: Uint8Array): NativeMacKey => {
+    let macKey = macKeys.get(key);
+    if (macKey === undefined) {
+      macKey = digests.createMacKey(key);
+      macKeys.set(key, macKey);
+    }
+    return macKey;
+  };
+
   return {
+    macKeyOf,
     sha256Into(message, start, end, out, offset, length) {
       digests.sha256(staged(message, start, end), end - start, digest);
       emit(out, offset, length);
     },
     hmacSha256Into(key, message, start, end, out, offset, length) {
-      // Keys must not change after first use: the midstates are kept by the key object.
-      let macKey = macKeys.get(key);
-      if (macKey === undefined) {
-        macKey = digests.createMacKey(key);
-        macKeys.set(key, macKey);
-      }
-      digests.hmac(macKey, staged(message, start, end), end - start, digest);
+      digests.hmac(macKeyOf(key), staged(message, start, end), end - start, digest);
       emit(out, offset, length);
     },
   };

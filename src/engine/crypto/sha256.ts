@@ -184,6 +184,12 @@ export const sha256Into = selected?.sha256Into ?? portableSha256Into;
  */
 export const hmacSha256Into = selected?.hmacSha256Into ?? portableHmacSha256Into;
 
+/**
+ * The native addon's handle for an HMAC key (its midstates), where HMAC runs natively: for another
+ * native call that MACs under the key. The same rule holds: the key must not change after first use.
+ */
+export const nativeMacKeyOf = selected?.macKeyOf;
+
 export function sha256(message: Uint8Array): Uint8Array {
   const out = new Uint8Array(SHA256_BYTES);
   sha256Into(message, 0, message.length, out, 0, SHA256_BYTES);

@@ -4,6 +4,7 @@ import { FF1 } from '../crypto/ff1.js';
 import type { Kind, Lang } from '../types.js';
 import { packValue, unpackValue } from './packing.js';
 import { TOKEN_CODECS } from './tokenCodecs.js';
+import { nativeSealerFor, numeralsFor, sealInTypeScript, type NativeSealer } from './tokenSeal.js';
 import {
   PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
   scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag, type TokenLayout,
@@ -54,14 +55,6 @@ interface VersionKeys {
 }
 const CIPHERS_PER_KIND = 1024;
 
-/**
- * protectOne's numerals in and out, one pair per body length, kept for the process's life: the
- * native FF1 moves a small fresh array to the C heap on every call, a long-lived one only once.
- * Calls are synchronous, so one pair serves every caller; the plaintext numerals are wiped after use.
- */
-const MAX_HELD_BODY = 256;
-const oneValueNumerals: (readonly [Uint16Array, Uint16Array] | undefined)[] = [];
-
 /** unprotectOne's tweak (H‖S‖N), one per length (5 to 21 bytes), long-lived for the same reason. */
 const oneValueTweaks: (Uint8Array | undefined)[] = [];
 
@@ -69,11 +62,6 @@ const oneValueTweaks: (Uint8Array | undefined)[] = [];
 export const NOT_A_TOKEN = 1;
 export const OTHER_SCOPE = 2;
 export type TokenDiscrepancy = typeof NOT_A_TOKEN | typeof OTHER_SCOPE;
-
-function numeralsFor(length: number): readonly [Uint16Array, Uint16Array] {
-  if (length > MAX_HELD_BODY) return [new Uint16Array(length), new Uint16Array(length)];
-  return (oneValueNumerals[length] ??= [new Uint16Array(length), new Uint16Array(length)]);
-}
 
 /**
  * What every token of one (kind, scope, noise) shares (the keyring's current version is fixed for
@@ -86,6 +74,17 @@ export interface HeldTokenising {
   readonly nonceBytes: number;
   /** H‖S, then room for the nonce: the tweak of every token (the nonce drawn again per token). */
   readonly tweak: Uint8Array;
+  /** The addon's one-call seal, where it is loaded. */
+  readonly nativeSeal: NativeSealer | undefined;
+}
+
+/** protectOne's token bytes, one array per length, kept for the process's life (as numeralsFor's). */
+const MAX_HELD_TOKEN = 256;
+const oneValueTokens: (Uint8Array | undefined)[] = [];
+
+function tokenBytesFor(length: number): Uint8Array {
+  if (length > MAX_HELD_TOKEN) return new Uint8Array(length);
+  return (oneValueTokens[length] ??= new Uint8Array(length));
 }
 
 /**
@@ -170,7 +169,8 @@ export class Tokeniser {
     const tweak = new Uint8Array(PREFIX_BYTES + nonceBytes);
     tweak[0] = encodeHeader(nonceCode, version);
     tweak.set(scopeId(keys.tagKey, scope), 1);
-    return { kind, tagKey: keys.tagKey, cipher: this.bodyCipher(kind, scope, version, keys), nonceBytes, tweak };
+    const cipher = this.bodyCipher(kind, scope, version, keys);
+    return { kind, tagKey: keys.tagKey, cipher, nonceBytes, tweak, nativeSeal: nativeSealerFor(cipher, keys.tagKey) };
   }
 
   /**
@@ -183,20 +183,17 @@ export class Tokeniser {
     if (nonceBytes > 0) randomFillSync(tweak, PREFIX_BYTES, nonceBytes);
     const packed = packValue(value);
     const bodyLength = packed.length;
-    const [numerals, body] = numeralsFor(bodyLength);
-    for (let i = 0; i < bodyLength; i++) numerals[i] = packed[i] as number;
+    const tweakLength = tweak.length;
+    const token = tokenBytesFor(tweakLength + bodyLength + TAG_BYTES);
+    for (let i = 0; i < tweakLength; i++) token[i] = tweak[i] as number;
+    for (let i = 0; i < bodyLength; i++) token[tweakLength + i] = packed[i] as number;
     packed.fill(0);
     try {
-      held.cipher.cryptInto(numerals, tweak, false, body);
-    } finally {
-      numerals.fill(0);
+      if (held.nativeSeal?.(token, tweakLength, bodyLength) !== true) sealInTypeScript(held.cipher, held.tagKey, token, tweakLength, bodyLength);
+    } catch (error) {
+      token.fill(0); // the plaintext may still be there
+      throw error;
     }
-    const tweakLength = tweak.length;
-    const token = new Uint8Array(tweakLength + bodyLength + TAG_BYTES);
-    token.set(tweak);
-    for (let i = 0; i < bodyLength; i++) token[tweakLength + i] = body[i] as number;
-    writeTag(held.tagKey, token, tweakLength + bodyLength);
-    whiten(token);
     return TOKEN_CODECS[held.kind].render(token, value, lang);
   }
 

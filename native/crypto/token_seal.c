@@ -1,0 +1,73 @@
+/*
+ * A tokenise token sealed in one call (the layout: src/engine/tokens/tokenFormat.ts): the packed
+ * value encrypted with FF1 in radix 256 under the body key, tweak H‖S‖N; the tag, HMAC-SHA-256
+ * under the tag key of everything before it, cut to 3 bytes; H‖S whitened with the SHA-256 of
+ * everything after them. tokeniser.ts does the same in three calls (FF1, HMAC, SHA-256), which
+ * stay the reference: outputs are identical, and this path is used only after it gave theirs.
+ *
+ * JS API:
+ *   sealToken(ff1Handle, macKeyHandle, token: Uint8Array, tweakLength, bodyLength) -> undefined
+ *     token[0..tweakLength) holds H‖S‖N and token[tweakLength..+bodyLength) the packed value; on
+ *     return the value is encrypted in place, the tag follows it, and H‖S are whitened. Needs
+ *     5 <= tweakLength <= 64, 3 <= bodyLength <= maxBytes and room for the tag in `token`; the
+ *     bytes past the tag are left as they are.
+ * Every argument is checked; a bad one throws a TypeError or RangeError that names no byte.
+ */
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <string.h>
+
+#include "addon.h"
+#include "ff1_rounds.h"
+
+#define PREFIX_BYTES 5
+#define TAG_BYTES 3
+#define MAX_TWEAK_BYTES 64
+#define DIGEST_BYTES 32
+
+static napi_value seal_token(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5) return throw_type(env, "sealToken takes 5 arguments");
+  Ff1Context *context = ff1_context_of(env, argv[0]);
+  if (context == NULL) return throw_type(env, "sealToken: the first argument must be a handle from createContext");
+  void *token_data;
+  size_t token_length;
+  if (!typed_array(env, argv[2], napi_uint8_array, &token_data, &token_length)) return throw_type(env, "sealToken: the token must be a Uint8Array");
+  uint32_t tweak_length, body_length;
+  if (!integer_in(env, argv[3], PREFIX_BYTES, MAX_TWEAK_BYTES, &tweak_length)) return throw_range(env, "sealToken: tweakLength must be an integer from 5 to 64");
+  if (!integer_in(env, argv[4], 3, MAX_BYTES_N, &body_length)) return throw_range(env, "sealToken: bodyLength must be an integer from 3 to maxBytes");
+  size_t tagged_length = (size_t)tweak_length + body_length;
+  if (token_length < tagged_length + TAG_BYTES) return throw_range(env, "sealToken: the token has no room for the tag");
+  uint8_t *token = (uint8_t *)token_data;
+
+  uint16_t plain[MAX_BYTES_N], sealed[MAX_BYTES_N];
+  uint8_t digest[DIGEST_BYTES];
+  for (uint32_t p = 0; p < body_length; p++) plain[p] = token[tweak_length + p];
+  const Ff1Tweaks tweak = {token, tweak_length, NULL};
+  int ok = ff1_crypt_radix256(context, body_length, plain, sealed, &tweak, false);
+  OPENSSL_cleanse(plain, body_length * sizeof(plain[0]));
+  /* Whatever fails below, the plaintext is no longer in the token. */
+  for (uint32_t p = 0; p < body_length; p++) token[tweak_length + p] = ok ? (uint8_t)sealed[p] : 0;
+  OPENSSL_cleanse(sealed, body_length * sizeof(sealed[0]));
+  int mac = ok ? digests_hmac_of(env, argv[1], token, tagged_length, digest) : 0;
+  if (mac == 1) {
+    memcpy(token + tagged_length, digest, TAG_BYTES);
+    ok = digests_sha256_of(env, token + PREFIX_BYTES, tagged_length + TAG_BYTES - PREFIX_BYTES, digest);
+    for (int p = 0; p < PREFIX_BYTES && ok; p++) token[p] ^= digest[p];
+  }
+  OPENSSL_cleanse(digest, sizeof(digest));
+  if (mac == -1) return throw_type(env, "sealToken: the second argument must be a handle from createMacKey");
+  if (!ok || mac != 1) {
+    ERR_clear_error();
+    napi_throw_error(env, NULL, "sealToken: OpenSSL failed");
+  }
+  return NULL;
+}
+
+int token_seal_define(napi_env env, napi_value exports) {
+  napi_property_descriptor properties[] = {
+      {"sealToken", NULL, seal_token, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  return napi_define_properties(env, exports, 1, properties) == napi_ok;
+}

@@ -1,0 +1,101 @@
+import { nativePart, type NativeStatus } from '../crypto/nativeAddon.js';
+import { FF1 } from '../crypto/ff1.js';
+import type { NativeFf1Context } from '../crypto/nativeFf1.js';
+import type { NativeMacKey } from '../crypto/nativeSha256.js';
+import { nativeMacKeyOf } from '../crypto/sha256.js';
+import { TAG_BYTES, whiten, writeTag } from './tokenFormat.js';
+
+/**
+ * Sealing one token's bytes (tokenFormat.ts's layout): token[0, tweakLength) holds the tweak
+ * H‖S‖N and token[tweakLength, +bodyLength) the packed value; the value is encrypted in place
+ * under the body cipher (FF1, radix 256), its tag is written after it, and H‖S are whitened with
+ * a hash of everything after them. In TypeScript that is three calls (FF1, HMAC, SHA-256); the
+ * native addon does it in one (native/crypto/token_seal.c), chosen once when this module loads,
+ * only where it gives the TypeScript bytes for the samples below.
+ */
+
+export interface NativeTokenSeal {
+  sealToken(context: NativeFf1Context, macKey: NativeMacKey, token: Uint8Array, tweakLength: number, bodyLength: number): void;
+}
+
+/** Seals a token natively; false, with nothing done, for lengths the addon does not take. */
+export type NativeSealer = (token: Uint8Array, tweakLength: number, bodyLength: number) => boolean;
+
+/**
+ * Numerals in and out for one value, one pair per body length, kept for the process's life: the
+ * native FF1 moves a small fresh array to the C heap on every call, a long-lived one only once.
+ * Calls are synchronous, so one pair serves every caller; callers wipe the plaintext numerals.
+ */
+const MAX_HELD_BODY = 256;
+const oneValueNumerals: (readonly [Uint16Array, Uint16Array] | undefined)[] = [];
+
+export function numeralsFor(length: number): readonly [Uint16Array, Uint16Array] {
+  if (length > MAX_HELD_BODY) return [new Uint16Array(length), new Uint16Array(length)];
+  return (oneValueNumerals[length] ??= [new Uint16Array(length), new Uint16Array(length)]);
+}
+
+/** Seals `token` (exactly tweakLength + bodyLength + TAG_BYTES long) in TypeScript, FF1 by `cipher`. */
+export function sealInTypeScript(cipher: FF1, tagKey: Buffer, token: Uint8Array, tweakLength: number, bodyLength: number): void {
+  const [numerals, body] = numeralsFor(bodyLength);
+  for (let i = 0; i < bodyLength; i++) numerals[i] = token[tweakLength + i] as number;
+  try {
+    cipher.cryptInto(numerals, token.subarray(0, tweakLength), false, body);
+  } finally {
+    numerals.fill(0);
+  }
+  for (let i = 0; i < bodyLength; i++) token[tweakLength + i] = body[i] as number;
+  writeTag(tagKey, token, tweakLength + bodyLength);
+  whiten(token);
+}
+
+/** Body lengths of the samples: the integer path's shortest and longest halves, and the byte path's. */
+const SAMPLE_BODIES = [3, 7, 12, 13, 40];
+/** Tweak lengths of the samples: H‖S without a nonce, and with noise 7's 16-byte nonce. */
+const SAMPLE_TWEAKS = [5, 21];
+
+/** The seal gives sealInTypeScript's bytes, over the TypeScript FF1, for every sample. */
+function sealsAsTypeScript(seal: NativeTokenSeal): boolean {
+  if (nativeMacKeyOf === undefined) return false;
+  try {
+    const bodyKey = Uint8Array.from({ length: 32 }, (_, i) => (i * 37 + 11) & 255);
+    const tagKey = Buffer.from(Uint8Array.from({ length: 32 }, (_, i) => (i * 91 + 5) & 255));
+    const native = new FF1(bodyKey, 256);
+    const reference = new FF1(bodyKey, 256, null);
+    for (const tweakLength of SAMPLE_TWEAKS) {
+      for (const bodyLength of SAMPLE_BODIES) {
+        const context = native.nativeHandleFor(bodyLength);
+        if (context === undefined) return false;
+        const plain = Uint8Array.from({ length: tweakLength + bodyLength + TAG_BYTES }, (_, i) => (i * 29 + bodyLength) & 255);
+        const expected = plain.slice();
+        sealInTypeScript(reference, tagKey, expected, tweakLength, bodyLength);
+        const sealed = plain.slice();
+        seal.sealToken(context, nativeMacKeyOf(tagKey), sealed, tweakLength, bodyLength);
+        if (Buffer.compare(sealed, expected) !== 0) return false;
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The longest tweak token_seal.c takes (a token's is at most 21 bytes). */
+const MAX_NATIVE_TWEAK = 64;
+
+const selected = nativePart<NativeTokenSeal>('token seal', ['sealToken'], sealsAsTypeScript);
+
+export const nativeTokenSeal: NativeTokenSeal | undefined = selected.part;
+export const nativeTokenSealStatus: NativeStatus = selected.status;
+
+/** The native sealer of tokens under `cipher` and `tagKey`; undefined where the addon does not seal (no build, PGVEIL_NATIVE=0). */
+export function nativeSealerFor(cipher: FF1, tagKey: Buffer): NativeSealer | undefined {
+  const seal = selected.part;
+  if (seal === undefined || nativeMacKeyOf === undefined) return undefined;
+  const macKey = nativeMacKeyOf(tagKey);
+  return (token, tweakLength, bodyLength) => {
+    const context = cipher.nativeHandleFor(bodyLength);
+    if (context === undefined || tweakLength > MAX_NATIVE_TWEAK) return false;
+    seal.sealToken(context, macKey, token, tweakLength, bodyLength);
+    return true;
+  };
+}
