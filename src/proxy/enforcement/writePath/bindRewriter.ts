@@ -12,7 +12,7 @@ import { ARRAY_ELEMENT_TYPES, decodeBinary, encodeBinary } from '../valueCodecs/
 import { ProtectionBatch, protectionRefusal, valueTooLong } from './valueProtector.js';
 import type { DateStyle } from '../valueCodecs/dateStyle.js';
 import { normaliseText } from './normaliseText.js';
-import { formatAt, readBind, readBindValueLayout, type BindMessage } from '../../protocol/messageReaders.js';
+import { formatAt, readBind, readBindValueLayout, type BindMessage, type BindValueLayout } from '../../protocol/messageReaders.js';
 import { bindPlanOf, type BindPlan, type BoundStatement, type ScalarParam } from './bindPlan.js';
 import { bindFrame, splicedBindFrame, type BindValue } from './bindFrame.js';
 
@@ -80,16 +80,7 @@ function rewriteInPlace(
   inline: (policy: ColumnPolicy) => ValueProtection | undefined, maxValueBytes: number, style: DateStyle,
 ): Buffer {
   const layout = readBindValueLayout(frame);
-  const { starts, lengths } = layout;
-  // Sparse: the protected parameters' values only (scalarGroups reads no other; one past the end is missing).
-  const values: BindValue[] = [];
-  for (const { index } of scalars) {
-    if (index >= starts.length) continue;
-    const start = starts[index] as number;
-    const length = lengths[index] as number;
-    values[index] = length < 0 ? null : frame.subarray(start, start + length);
-  }
-  const groups = scalarGroups(scalars, values, layout.paramFormats, paramTypes, style);
+  const groups = scalarGroups(scalars, { frame, layout }, layout.paramFormats, paramTypes, style);
   if (groups.length === 0) return frame;
   const replaced: (BindValue | undefined)[] = [];
   for (const group of groups) {
@@ -133,19 +124,36 @@ interface ValueGroup {
   readonly binaryTypes: number[];
 }
 
+/**
+ * Where scalarGroups reads the values: an array of them, or the Bind frame they still lie in
+ * (a text value is then decoded where it lies, with no Buffer made for it).
+ */
+type ScalarValues = readonly BindValue[] | { readonly frame: Buffer; readonly layout: BindValueLayout };
+
 /** The scalar parameters' values, read as text and grouped by policy in order of first use. */
 function scalarGroups(
-  scalars: readonly ScalarParam[], values: readonly BindValue[], paramFormats: readonly number[], paramTypes: readonly number[], style: DateStyle,
+  scalars: readonly ScalarParam[], values: ScalarValues, paramFormats: readonly number[], paramTypes: readonly number[], style: DateStyle,
 ): ValueGroup[] {
   const groups: ValueGroup[] = [];
+  const inFrame = Array.isArray(values) ? undefined : values as Exclude<ScalarValues, readonly BindValue[]>;
   for (const { index, plan } of scalars) {
-    const value = values[index];
-    if (value === undefined) throw missingValueRefusal(plan.policy, index + 1);
-    if (value === null || typeof value === 'string') continue;
     const binary = formatAt(paramFormats, index) === 1;
     const declared = paramTypes[index] ?? 0;
     const type = declared !== 0 ? declared : plan.columnType;
-    const text = binary ? decodeBinary(type, value) : normaliseText(plan.columnType, value.toString('utf8'), style);
+    let text: string | undefined;
+    if (inFrame === undefined) {
+      const value = (values as readonly BindValue[])[index];
+      if (value === undefined) throw missingValueRefusal(plan.policy, index + 1);
+      if (value === null || typeof value === 'string') continue;
+      text = binary ? decodeBinary(type, value) : normaliseText(plan.columnType, value.toString('utf8'), style);
+    } else {
+      const { frame, layout } = inFrame;
+      if (index >= layout.starts.length) throw missingValueRefusal(plan.policy, index + 1);
+      const start = layout.starts[index] as number;
+      const length = layout.lengths[index] as number;
+      if (length < 0) continue;
+      text = binary ? decodeBinary(type, frame.subarray(start, start + length)) : normaliseText(plan.columnType, frame.toString('utf8', start, start + length), style);
+    }
     if (text === undefined) throw valueRefusal(plan.policy, `a binary value of ${typeName(type)} cannot be read; send it in text format`);
     let group: ValueGroup | undefined;
     for (const known of groups) if (known.policy === plan.policy) group = known;
