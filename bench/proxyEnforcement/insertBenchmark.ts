@@ -14,7 +14,9 @@
  * each case runs unrecorded first, so that the proxy's first connections and compilation are not
  * measured), PGVEIL_BENCH_CASES (e.g. "protected": only the cases whose label contains one of these
  * words, to profile one; the ratio lines need all three), PGVEIL_TEST_DATABASE_URL (an existing server
- * instead of an embedded one).
+ * instead of an embedded one), PGVEIL_BENCH_BASELINE_DIST (another build's dist/, e.g. a worktree of
+ * the last commit: its proxy runs as a fourth case, the protected INSERT alternated with the others,
+ * and this build / baseline is printed per series — steadier than two runs on a machine whose speed drifts).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -93,6 +95,14 @@ async function main(): Promise<void> {
       }),
     });
     cleanup.unshift(() => proxy.stop());
+    const baselineDist = process.env.PGVEIL_BENCH_BASELINE_DIST;
+    const baselineProxy = baselineDist === undefined ? undefined : await startProcess('../proxy/proxyProcess.ts', {
+      PGVEIL_BENCH_DIST: baselineDist,
+      PGVEIL_BENCH_PROXY: JSON.stringify({
+        upstream, databases: { bench: database.database }, account: ACCOUNT, policiesFile, masterKeyHex: randomBytes(32).toString('hex'),
+      }),
+    });
+    if (baselineProxy !== undefined) cleanup.unshift(() => baselineProxy.stop());
     const directEnv = { PGHOST: database.host, PGPORT: String(database.port), PGUSER: database.user, PGPASSWORD: database.password, PGDATABASE: database.database };
     const proxyEnv = { PGHOST: '127.0.0.1', PGPORT: String(proxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: 'bench' };
     const cases: Case[] = [
@@ -100,18 +110,23 @@ async function main(): Promise<void> {
       { label: 'pgveil, plain table', env: proxyEnv, scriptFile: scripts.plain, proxyPid: proxy.pid },
       { label: 'pgveil, protected table', env: proxyEnv, scriptFile: scripts.protected, proxyPid: proxy.pid },
     ];
+    const baselineCase: Case | undefined = baselineProxy === undefined ? undefined : {
+      label: 'baseline, protected table', env: { ...proxyEnv, PGPORT: String(baselineProxy.port) }, scriptFile: scripts.protected, proxyPid: baselineProxy.pid,
+    };
     const only = process.env.PGVEIL_BENCH_CASES?.split(',');
     if (only !== undefined) cases.splice(0, cases.length, ...cases.filter((target) => only.some((word) => target.label.includes(word))));
+    // Measured in the same rounds, but outside `cases`: the summary's columns stay the three.
+    const measured = baselineCase === undefined ? cases : [...cases, baselineCase];
     const series = CLIENT_COUNTS.flatMap((clients) => MODES.map((mode) => ({ mode, clients, name: `${mode} -c ${clients}` })));
-    if (WARMUP_SECONDS > 0) for (const target of cases) await pgbench(target, MODES[0] ?? 'prepared', Math.max(...CLIENT_COUNTS), WARMUP_SECONDS);
+    if (WARMUP_SECONDS > 0) for (const target of measured) await pgbench(target, MODES[0] ?? 'prepared', Math.max(...CLIENT_COUNTS), WARMUP_SECONDS);
     const tps = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
     const writes = new Map<string, number[]>();
     const add = (map: Map<string, number[]>, key: string, value: number): void => void map.set(key, [...(map.get(key) ?? []), value]);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const { mode, clients, name } of series) {
-        for (let i = 0; i < cases.length; i++) {
-          const target = cases[(i + round) % cases.length] as Case; // rotate, so no case always runs first
+        for (let i = 0; i < measured.length; i++) {
+          const target = measured[(i + round) % measured.length] as Case; // rotate, so no case always runs first
           const cpuBefore = target.proxyPid ? cpuSplit(target.proxyPid) : { user: 0, system: 0 };
           const ioBefore = target.proxyPid ? ioSyscalls(target.proxyPid) : { reads: 0, writes: 0 };
           const result = await pgbench(target, mode, clients);
@@ -144,6 +159,18 @@ async function main(): Promise<void> {
       process.stdout.write(`${name.padEnd(15)} ${(d as number).toFixed(0).padStart(7)}    ${(p as number).toFixed(0).padStart(9)}     ${(v as number).toFixed(0).padStart(12)}  ` +
         `${((v as number) / (p as number)).toFixed(2).padStart(13)} x  ${((v as number) / (d as number)).toFixed(2).padStart(14)} x   ${(cp as number).toFixed(0)} → ${(cv as number).toFixed(0)} µs` +
         `${''.padStart(14)}${(wp as number).toFixed(2)} → ${(wv as number).toFixed(2)}\n`);
+    }
+    if (baselineCase !== undefined) {
+      process.stdout.write('this build / the baseline build, protected table (median of the per-round ratios):\n');
+      for (const { name } of series) {
+        const perRound = (values: Map<string, number[]>): string => {
+          const ours = values.get(`pgveil, protected table/${name}`) ?? [];
+          const theirs = values.get(`${baselineCase.label}/${name}`) ?? [];
+          const ratios = ours.map((value, i) => value / (theirs[i] as number)).sort((a, b) => a - b);
+          return `${median(ratios).toFixed(2)} x (rounds ${(ratios[0] ?? NaN).toFixed(2)}–${(ratios[ratios.length - 1] ?? NaN).toFixed(2)})`;
+        };
+        process.stdout.write(`${name.padEnd(15)} tps ${perRound(tps)}   proxy CPU per insert ${perRound(cpu)}\n`);
+      }
     }
     process.stdout.write(`(the protected table holds protected values only: a stored ssn is ${stored.rows[0]?.ssn.length ?? 0} digits of fpe output)\n`);
     await setup.end();
