@@ -15,3 +15,13 @@ export function loadedNativeFf1(): NativeFf1 {
 export const FF1_IMPLEMENTATIONS: readonly (readonly [string, () => NativeFf1 | null])[] = nativeSwitchedOff
   ? [['TypeScript', () => null]]
   : [['TypeScript', () => null], ['native', loadedNativeFf1]];
+
+/** What `f` throws; undefined when it returns. */
+export function thrownBy(f: () => void): unknown {
+  try {
+    f();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { nativeDigestFunctions, nativeDigests, nativeDigestsStatus, type HmacSha256Into, type Sha256Into } from '../../../src/engine/crypto/nativeSha256.js';
 import * as selected from '../../../src/engine/crypto/sha256.js';
 import { portableHmacSha256Into, portableSha256Into } from '../../../src/engine/crypto/sha256.js';
-import { loadedNativeFf1, nativeSwitchedOff } from './nativeAddon.js';
+import { loadedNativeFf1, nativeSwitchedOff, thrownBy } from './nativeAddon.js';
 
 interface Implementation {
   sha256Into: Sha256Into;
@@ -147,23 +147,15 @@ describe.skipIf(nativeSwitchedOff)('the native digests, given bad arguments', ()
     const { sha256: hash, hmac, createMacKey } = digests();
     const digest = new Uint8Array(32);
     const message = new Uint8Array(8);
-    const call = (f: () => void): unknown => {
-      try {
-        f();
-      } catch (error) {
-        return error;
-      }
-      return undefined;
-    };
     const refusals = [
-      call(() => hash(message, 9, digest)),
-      call(() => hash(message, -1, digest)),
-      call(() => hash(message, 1.5, digest)),
-      call(() => hash(message, 8, new Uint8Array(31))),
-      call(() => hash(new Uint16Array(8) as unknown as Uint8Array, 8, digest)),
-      call(() => hmac({} as never, message, 8, digest)),
-      call(() => hmac(createMacKey(new Uint8Array(32)), message, 9, digest)),
-      call(() => createMacKey('secret' as unknown as Uint8Array)),
+      thrownBy(() => hash(message, 9, digest)),
+      thrownBy(() => hash(message, -1, digest)),
+      thrownBy(() => hash(message, 1.5, digest)),
+      thrownBy(() => hash(message, 8, new Uint8Array(31))),
+      thrownBy(() => hash(new Uint16Array(8) as unknown as Uint8Array, 8, digest)),
+      thrownBy(() => hmac({} as never, message, 8, digest)),
+      thrownBy(() => hmac(createMacKey(new Uint8Array(32)), message, 9, digest)),
+      thrownBy(() => createMacKey('secret' as unknown as Uint8Array)),
     ];
     for (const error of refusals) {
       expect(error).toBeInstanceOf(Error);
