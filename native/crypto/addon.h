@@ -17,8 +17,11 @@ int digests_define(napi_env env, napi_value exports);
 /* SHA-256 of message[0..length) into digest. 1 on success; 0 when OpenSSL fails or digests_define did not run. */
 int digests_sha256_of(napi_env env, const uint8_t *message, size_t length, uint8_t digest[32]);
 
-/* HMAC-SHA-256 under a createMacKey handle into digest. 1 on success, 0 when OpenSSL fails, -1 for another handle. */
-int digests_hmac_of(napi_env env, napi_value key, const uint8_t *message, size_t length, uint8_t digest[32]);
+/* The key behind a createMacKey handle; NULL for anything else. */
+const void *digests_mac_key_of(napi_env env, napi_value value);
+
+/* HMAC-SHA-256 under a key from digests_mac_key_of into digest. 1 on success; 0 when OpenSSL fails. */
+int digests_hmac_of(napi_env env, const void *key, const uint8_t *message, size_t length, uint8_t digest[32]);
 
 /* Adds sealToken (token_seal.c); needs both parts above. 1 on success. */
 int token_seal_define(napi_env env, napi_value exports);

@@ -196,10 +196,12 @@ int digests_sha256_of(napi_env env, const uint8_t *message, size_t length, uint8
   return state != NULL && digest_from(state, state->empty, message, length, digest);
 }
 
-int digests_hmac_of(napi_env env, napi_value key, const uint8_t *message, size_t length, uint8_t digest[32]) {
-  MacKey *mac = (MacKey *)handle_data(env, key, &MAC_KEY_TAG);
-  if (mac == NULL) return -1;
-  return mac_digest(state_of(env), mac, message, length, digest);
+const void *digests_mac_key_of(napi_env env, napi_value value) {
+  return handle_data(env, value, &MAC_KEY_TAG);
+}
+
+int digests_hmac_of(napi_env env, const void *key, const uint8_t *message, size_t length, uint8_t digest[32]) {
+  return mac_digest(state_of(env), (const MacKey *)key, message, length, digest);
 }
 
 int digests_define(napi_env env, napi_value exports) {

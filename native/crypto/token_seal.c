@@ -9,8 +9,8 @@
  *   sealToken(ff1Handle, macKeyHandle, token: Uint8Array, tweakLength, bodyLength) -> undefined
  *     token[0..tweakLength) holds H‖S‖N and token[tweakLength..+bodyLength) the packed value; on
  *     return the value is encrypted in place, the tag follows it, and H‖S are whitened. Needs
- *     5 <= tweakLength <= 64, 3 <= bodyLength <= maxBytes and room for the tag in `token`; the
- *     bytes past the tag are left as they are.
+ *     5 <= tweakLength <= 64, 3 <= bodyLength <= maxBytes, and `token` exactly tweakLength +
+ *     bodyLength + 3 bytes long (the whitening hashes everything after H‖S, as TypeScript's does).
  * Every argument is checked; a bad one throws a TypeError or RangeError that names no byte.
  */
 #include <openssl/crypto.h>
@@ -31,6 +31,8 @@ static napi_value seal_token(napi_env env, napi_callback_info info) {
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5) return throw_type(env, "sealToken takes 5 arguments");
   Ff1Context *context = ff1_context_of(env, argv[0]);
   if (context == NULL) return throw_type(env, "sealToken: the first argument must be a handle from createContext");
+  const void *mac_key = digests_mac_key_of(env, argv[1]);
+  if (mac_key == NULL) return throw_type(env, "sealToken: the second argument must be a handle from createMacKey");
   void *token_data;
   size_t token_length;
   if (!typed_array(env, argv[2], napi_uint8_array, &token_data, &token_length)) return throw_type(env, "sealToken: the token must be a Uint8Array");
@@ -38,7 +40,7 @@ static napi_value seal_token(napi_env env, napi_callback_info info) {
   if (!integer_in(env, argv[3], PREFIX_BYTES, MAX_TWEAK_BYTES, &tweak_length)) return throw_range(env, "sealToken: tweakLength must be an integer from 5 to 64");
   if (!integer_in(env, argv[4], 3, MAX_BYTES_N, &body_length)) return throw_range(env, "sealToken: bodyLength must be an integer from 3 to maxBytes");
   size_t tagged_length = (size_t)tweak_length + body_length;
-  if (token_length < tagged_length + TAG_BYTES) return throw_range(env, "sealToken: the token has no room for the tag");
+  if (token_length != tagged_length + TAG_BYTES) return throw_range(env, "sealToken: the token must be tweakLength + bodyLength + 3 bytes long");
   uint8_t *token = (uint8_t *)token_data;
 
   uint16_t plain[MAX_BYTES_N], sealed[MAX_BYTES_N];
@@ -50,15 +52,14 @@ static napi_value seal_token(napi_env env, napi_callback_info info) {
   /* Whatever fails below, the plaintext is no longer in the token. */
   for (uint32_t p = 0; p < body_length; p++) token[tweak_length + p] = ok ? (uint8_t)sealed[p] : 0;
   OPENSSL_cleanse(sealed, body_length * sizeof(sealed[0]));
-  int mac = ok ? digests_hmac_of(env, argv[1], token, tagged_length, digest) : 0;
-  if (mac == 1) {
+  ok = ok && digests_hmac_of(env, mac_key, token, tagged_length, digest);
+  if (ok) {
     memcpy(token + tagged_length, digest, TAG_BYTES);
     ok = digests_sha256_of(env, token + PREFIX_BYTES, tagged_length + TAG_BYTES - PREFIX_BYTES, digest);
     for (int p = 0; p < PREFIX_BYTES && ok; p++) token[p] ^= digest[p];
   }
   OPENSSL_cleanse(digest, sizeof(digest));
-  if (mac == -1) return throw_type(env, "sealToken: the second argument must be a handle from createMacKey");
-  if (!ok || mac != 1) {
+  if (!ok) {
     ERR_clear_error();
     napi_throw_error(env, NULL, "sealToken: OpenSSL failed");
   }

@@ -1,7 +1,7 @@
 import { nativePart, type NativeStatus } from '../crypto/nativeAddon.js';
 import { FF1 } from '../crypto/ff1.js';
-import type { NativeFf1Context } from '../crypto/nativeFf1.js';
-import type { NativeMacKey } from '../crypto/nativeSha256.js';
+import { nativeFf1Status, type NativeFf1Context } from '../crypto/nativeFf1.js';
+import { nativeDigestsStatus, type NativeMacKey } from '../crypto/nativeSha256.js';
 import { nativeMacKeyOf } from '../crypto/sha256.js';
 import { TAG_BYTES, whiten, writeTag } from './tokenFormat.js';
 
@@ -31,7 +31,20 @@ const oneValueNumerals: (readonly [Uint16Array, Uint16Array] | undefined)[] = []
 
 export function numeralsFor(length: number): readonly [Uint16Array, Uint16Array] {
   if (length > MAX_HELD_BODY) return [new Uint16Array(length), new Uint16Array(length)];
-  return (oneValueNumerals[length] ??= [new Uint16Array(length), new Uint16Array(length)]);
+  return (oneValueNumerals[length] ??= [heldUint16Array(length), heldUint16Array(length)]);
+}
+
+/**
+ * Arrays kept for the process's life are made over their own ArrayBuffer, on the C heap from the
+ * start: a small fresh array lives on V8's heap, and the first native call would move it out,
+ * leaving behind an unwiped copy of whatever it held then (a plaintext value).
+ */
+export function heldUint8Array(length: number): Uint8Array {
+  return new Uint8Array(new ArrayBuffer(length));
+}
+
+function heldUint16Array(length: number): Uint16Array {
+  return new Uint16Array(new ArrayBuffer(2 * length));
 }
 
 /** Seals `token` (exactly tweakLength + bodyLength + TAG_BYTES long) in TypeScript, FF1 by `cipher`. */
@@ -48,8 +61,8 @@ export function sealInTypeScript(cipher: FF1, tagKey: Buffer, token: Uint8Array,
   whiten(token);
 }
 
-/** Body lengths of the samples: the integer path's shortest and longest halves, and the byte path's. */
-const SAMPLE_BODIES = [3, 7, 12, 13, 40];
+/** Body lengths of the samples: the integer path's shortest and longest halves, the byte path's, and its longest. */
+const SAMPLE_BODIES = [3, 7, 12, 13, 40, 64, 128];
 /** Tweak lengths of the samples: H‖S without a nonce, and with noise 7's 16-byte nonce. */
 const SAMPLE_TWEAKS = [5, 21];
 
@@ -79,10 +92,14 @@ function sealsAsTypeScript(seal: NativeTokenSeal): boolean {
   }
 }
 
-/** The longest tweak token_seal.c takes (a token's is at most 21 bytes). */
+/** The longest tweak token_seal.c takes (a token's is at most 21 bytes), and its shortest body (a packed value's). */
 const MAX_NATIVE_TWEAK = 64;
+const MIN_NATIVE_BODY = 3;
 
-const selected = nativePart<NativeTokenSeal>('token seal', ['sealToken'], sealsAsTypeScript);
+/** The seal runs over the native FF1 and digests: without either, it is not used, for their reason. */
+const prerequisite = nativeFf1Status !== 'loaded' ? nativeFf1Status : nativeDigestsStatus;
+const selected = prerequisite !== 'loaded' ? { part: undefined, status: prerequisite }
+  : nativePart<NativeTokenSeal>('token seal', ['sealToken'], sealsAsTypeScript);
 
 export const nativeTokenSeal: NativeTokenSeal | undefined = selected.part;
 export const nativeTokenSealStatus: NativeStatus = selected.status;
@@ -94,7 +111,7 @@ export function nativeSealerFor(cipher: FF1, tagKey: Buffer): NativeSealer | und
   const macKey = nativeMacKeyOf(tagKey);
   return (token, tweakLength, bodyLength) => {
     const context = cipher.nativeHandleFor(bodyLength);
-    if (context === undefined || tweakLength > MAX_NATIVE_TWEAK) return false;
+    if (context === undefined || bodyLength < MIN_NATIVE_BODY || tweakLength > MAX_NATIVE_TWEAK) return false;
     seal.sealToken(context, macKey, token, tweakLength, bodyLength);
     return true;
   };

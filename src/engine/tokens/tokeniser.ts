@@ -4,7 +4,7 @@ import { FF1 } from '../crypto/ff1.js';
 import type { Kind, Lang } from '../types.js';
 import { packValue, unpackValue } from './packing.js';
 import { TOKEN_CODECS } from './tokenCodecs.js';
-import { nativeSealerFor, numeralsFor, sealInTypeScript, type NativeSealer } from './tokenSeal.js';
+import { heldUint8Array, nativeSealerFor, numeralsFor, sealInTypeScript, type NativeSealer } from './tokenSeal.js';
 import {
   PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
   scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag, type TokenLayout,
@@ -84,7 +84,7 @@ const oneValueTokens: (Uint8Array | undefined)[] = [];
 
 function tokenBytesFor(length: number): Uint8Array {
   if (length > MAX_HELD_TOKEN) return new Uint8Array(length);
-  return (oneValueTokens[length] ??= new Uint8Array(length));
+  return (oneValueTokens[length] ??= heldUint8Array(length));
 }
 
 /**
@@ -206,7 +206,7 @@ export class Tokeniser {
     if (typeof opened === 'number') return opened;
     const { bytes, layout, keys } = opened;
     const { bodyStart, bodyEnd } = layout;
-    const tweak = (oneValueTweaks[bodyStart] ??= new Uint8Array(bodyStart));
+    const tweak = (oneValueTweaks[bodyStart] ??= heldUint8Array(bodyStart));
     for (let i = 0; i < bodyStart; i++) tweak[i] = bytes[i] as number;
     const bodyLength = bodyEnd - bodyStart;
     const [numerals, plain] = numeralsFor(bodyLength);
