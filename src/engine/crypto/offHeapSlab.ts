@@ -36,3 +36,10 @@ export function offHeapUint16Array(length: number): Uint16Array {
   const at = carve(bytes);
   return new Uint16Array(slab, at, length);
 }
+
+/** A zeroed Uint8Array of `length` bytes, never on V8's heap. */
+export function offHeapUint8Array(length: number): Uint8Array {
+  if (length > MAX_CARVED_BYTES) return new Uint8Array(length);
+  const at = carve(length);
+  return new Uint8Array(slab, at, length);
+}

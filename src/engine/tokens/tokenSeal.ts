@@ -1,5 +1,6 @@
 import { nativePart, type NativeStatus } from '../crypto/nativeAddon.js';
 import { FF1 } from '../crypto/ff1.js';
+import { offHeapUint16Array } from '../crypto/offHeapSlab.js';
 import { nativeFf1Status, type NativeFf1Context } from '../crypto/nativeFf1.js';
 import { nativeDigestsStatus, type NativeMacKey } from '../crypto/nativeSha256.js';
 import { nativeMacKeyOf } from '../crypto/sha256.js';
@@ -22,29 +23,17 @@ export interface NativeTokenSeal {
 export type NativeSealer = (token: Uint8Array, tweakLength: number, bodyLength: number) => boolean;
 
 /**
- * Numerals in and out for one value, one pair per body length, kept for the process's life: the
- * native FF1 moves a small fresh array to the C heap on every call, a long-lived one only once.
- * Calls are synchronous, so one pair serves every caller; callers wipe the plaintext numerals.
+ * Numerals in and out for one value, one pair per body length, kept for the process's life and
+ * made off V8's heap (offHeapSlab.ts): an array on it would be moved out by the first native call,
+ * leaving an unwiped copy of the plaintext it held then. Calls are synchronous, so one pair
+ * serves every caller; callers wipe the plaintext numerals.
  */
 const MAX_HELD_BODY = 256;
 const oneValueNumerals: (readonly [Uint16Array, Uint16Array] | undefined)[] = [];
 
 export function numeralsFor(length: number): readonly [Uint16Array, Uint16Array] {
   if (length > MAX_HELD_BODY) return [new Uint16Array(length), new Uint16Array(length)];
-  return (oneValueNumerals[length] ??= [heldUint16Array(length), heldUint16Array(length)]);
-}
-
-/**
- * Arrays kept for the process's life are made over their own ArrayBuffer, on the C heap from the
- * start: a small fresh array lives on V8's heap, and the first native call would move it out,
- * leaving behind an unwiped copy of whatever it held then (a plaintext value).
- */
-export function heldUint8Array(length: number): Uint8Array {
-  return new Uint8Array(new ArrayBuffer(length));
-}
-
-function heldUint16Array(length: number): Uint16Array {
-  return new Uint16Array(new ArrayBuffer(2 * length));
+  return (oneValueNumerals[length] ??= [offHeapUint16Array(length), offHeapUint16Array(length)]);
 }
 
 /** Seals `token` (exactly tweakLength + bodyLength + TAG_BYTES long) in TypeScript, FF1 by `cipher`. */

@@ -1,10 +1,11 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 import type { Keyring } from '../../keys/index.js';
 import { FF1 } from '../crypto/ff1.js';
+import { offHeapUint8Array } from '../crypto/offHeapSlab.js';
 import type { Kind, Lang } from '../types.js';
 import { packValue, unpackValue } from './packing.js';
 import { TOKEN_CODECS } from './tokenCodecs.js';
-import { heldUint8Array, nativeSealerFor, numeralsFor, sealInTypeScript, type NativeSealer } from './tokenSeal.js';
+import { nativeSealerFor, numeralsFor, sealInTypeScript, type NativeSealer } from './tokenSeal.js';
 import {
   PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
   scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag, type TokenLayout,
@@ -78,13 +79,13 @@ export interface HeldTokenising {
   readonly nativeSeal: NativeSealer | undefined;
 }
 
-/** protectOne's token bytes, one array per length, kept for the process's life (as numeralsFor's). */
+/** protectOne's token bytes, one array per length, kept for the process's life off V8's heap (as numeralsFor's). */
 const MAX_HELD_TOKEN = 256;
 const oneValueTokens: (Uint8Array | undefined)[] = [];
 
 function tokenBytesFor(length: number): Uint8Array {
   if (length > MAX_HELD_TOKEN) return new Uint8Array(length);
-  return (oneValueTokens[length] ??= heldUint8Array(length));
+  return (oneValueTokens[length] ??= offHeapUint8Array(length));
 }
 
 /**
@@ -206,7 +207,7 @@ export class Tokeniser {
     if (typeof opened === 'number') return opened;
     const { bytes, layout, keys } = opened;
     const { bodyStart, bodyEnd } = layout;
-    const tweak = (oneValueTweaks[bodyStart] ??= heldUint8Array(bodyStart));
+    const tweak = (oneValueTweaks[bodyStart] ??= offHeapUint8Array(bodyStart));
     for (let i = 0; i < bodyStart; i++) tweak[i] = bytes[i] as number;
     const bodyLength = bodyEnd - bodyStart;
     const [numerals, plain] = numeralsFor(bodyLength);
