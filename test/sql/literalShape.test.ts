@@ -182,7 +182,9 @@ describe('SqlAnalysisCache by literal shape', () => {
       (_: string, n: number) => `SELECT id FROM customers WHERE id = ${n}`,
       (_: string, n: number) => `DELETE FROM orders WHERE amount < ${n}`,
     ];
-    const literal = fc.string({ unit: 'grapheme', maxLength: 12 }).map((text) => `'${text.replaceAll("'", "''")}'`);
+    // Strings, some of which name a setting word (the analysis reports those too).
+    const content = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.constantFrom('names', 'a reset', 'set_config', 'U&x'));
+    const literal = content.map((text) => `'${text.replaceAll("'", "''")}'`);
     // Names listed afresh on each call, and one frozen list handed out each time (as ColumnPolicies does).
     const listed = Object.freeze(['customers', 'orders', 'accounts', 'Mixed']);
     for (const schema of [testSchema({ listNames: true }), { ...testSchema(), protectedTableNames: () => listed }]) {

@@ -5,7 +5,6 @@
 export { loadSqlParser } from './sqlParser.js';
 export { forgetParsed, OFF_THREAD_PARSE_LENGTH, parseAhead } from './parseWorker.js';
 export { analyseSql } from './sqlAnalyser.js';
-export { codeOutsideStrings } from './codeOutsideStrings.js';
 export { SqlAnalysisCache, type SqlAnalysisCacheOptions } from './sqlAnalysisCache.js';
 export { spliceLiterals, spliceText, quoteLiteral, type LiteralReplacement, type TextReplacement } from './spliceLiterals.js';
 export { schemaFactsOf, type RelationName, type SchemaChange, type StatementSchemaFacts } from './schemaChanges.js';

@@ -24,14 +24,15 @@ import { statementRuleFindings } from './statementRules.js';
 import { sessionEffectsOf, unknownSessionEffects } from './sessionEffects.js';
 import { analyseStatement } from './statementKinds.js';
 import { analyseDelete, analyseInsert, analyseMerge, analyseUpdate } from './writeStatements.js';
+import { settingWordsOf } from './settingWords.js';
 
 export function analyseSql(sql: string, schema: ProtectedSchema): SqlAnalysis {
   const text = new SqlText(sql);
   const relations = lookupIn(schema);
   if (sql.includes('\u0000')) {
-    return summarise([unparsedStatement(text, 'pgveil refused the statement: the SQL text contains a NUL character')]);
+    return summarise(sql, [unparsedStatement(text, 'pgveil refused the statement: the SQL text contains a NUL character')]);
   }
-  if (sql.trim() === '') return summarise([]);
+  if (sql.trim() === '') return summarise(sql, []);
   let statements: readonly RawStmt[];
   try {
     statements = parseSql(sql).stmts ?? [];
@@ -44,9 +45,9 @@ export function analyseSql(sql: string, schema: ProtectedSchema): SqlAnalysis {
       ? undefined
       : `pgveil refused the statement: it does not parse (${error.message}) and mentions protected table ${table}`;
     // Forwarded text the server may still run: what it does to search_path is unknown.
-    return summarise([{ ...unparsedStatement(text, message), sessionEffects: unknownSessionEffects() }]);
+    return summarise(sql, [{ ...unparsedStatement(text, message), sessionEffects: unknownSessionEffects() }]);
   }
-  return summarise(analyseInOrder(statements, text, schema, relations));
+  return summarise(sql, analyseInOrder(statements, text, schema, relations));
 }
 
 function lookupIn(schema: ProtectedSchema): RelationLookup {
@@ -176,7 +177,7 @@ function analyseQuery(node: Node, outer: Scope, context: AnalysisContext): reado
   return [UNKNOWN_COLUMNS];
 }
 
-function summarise(statements: readonly StatementAnalysis[]): SqlAnalysis {
+function summarise(sql: string, statements: readonly StatementAnalysis[]): SqlAnalysis {
   const paramColumns = new Map<number, ColumnRef[]>();
   const exposures: PlaintextExposure[] = [];
   let passThrough = true;
@@ -200,5 +201,6 @@ function summarise(statements: readonly StatementAnalysis[]): SqlAnalysis {
     exposures,
     opaqueRead: statements.find((statement) => statement.opaqueRead !== undefined)?.opaqueRead,
     passThrough,
+    settingWords: settingWordsOf(sql),
   };
 }

@@ -12,6 +12,7 @@ import { literalShapeOf, type LiteralShape } from './literalShape.js';
 import { EXPOSURE_FUNCTION_NAMES } from './plaintextExposure.js';
 import { findListedTableMention } from './protectedNameScan.js';
 import { analyseSql } from './sqlAnalyser.js';
+import { NO_SETTING_WORDS, textNamesSettingWords } from './settingWords.js';
 import type { ProtectedSchema, SqlAnalysis, StatementAnalysis } from './sqlAnalysisTypes.js';
 import { RULE_EXPRESSION_NAMES } from './statementRules.js';
 
@@ -57,10 +58,14 @@ interface TextEntry {
   used: number;
 }
 
-/** True when nothing in the analysis can depend on a constant's value. */
+/**
+ * True when nothing in the analysis can depend on a constant's value. A text naming a setting
+ * word is not kept either: a string constant can hold one.
+ */
 function foundNothing(analysis: SqlAnalysis): boolean {
   const statement = analysis.statements[0];
   return analysis.statements.length === 1 && statement !== undefined && analysis.passThrough
+    && analysis.settingWords === NO_SETTING_WORDS
     && analysis.rejection === undefined && analysis.opaqueRead === undefined && analysis.exposures.length === 0
     && analysis.paramColumns.size === 0 && statement.params.length === 0 && statement.arrayParams.length === 0
     && statement.literals.length === 0 && statement.comparedColumns.length === 0 && statement.copyFrom === undefined
@@ -121,7 +126,8 @@ export class SqlAnalysisCache {
       return known.analysis;
     }
     const candidate = this.shapeOf(sql, schema);
-    const kept = candidate === undefined ? undefined : space?.shapes.get(candidate.shape.key);
+    // Texts of a shape differ in their string constants, which may name a setting word (numbers cannot).
+    const kept = candidate === undefined || (candidate.shape.hasStrings && textNamesSettingWords(sql)) ? undefined : space?.shapes.get(candidate.shape.key);
     // A kept shape without string constants was scanned for these names already: its texts differ
     // from that one only in digit runs, which can make no word. Any other text is scanned.
     const scanned = kept !== undefined && kept.names === candidate?.names && !candidate.shape.hasStrings;

@@ -7,6 +7,7 @@ import type { Node } from 'libpg-query';
 import type { StatementPrivilege } from '../../policy/index.js';
 import type { SessionEffect } from './sessionEffects.js';
 import type { PreparedNameUse } from './preparedNames.js';
+import type { SettingWords } from './settingWords.js';
 
 /** The rule names are the policy file's privilege names (see STATEMENT_PRIVILEGES). */
 export type StatementRule = StatementPrivilege;
@@ -235,4 +236,6 @@ export interface SqlAnalysis {
   readonly opaqueRead: string | undefined;
   /** True when nothing needs doing: no targets, no COPY rewrite, no rejection, no exposure (forward as is). */
   readonly passThrough: boolean;
+  /** Whether the text names something that may change the session settings the analysis relies on. */
+  readonly settingWords: SettingWords;
 }

@@ -4,13 +4,11 @@
  * ParameterStatus; while they are otherwise (or a statement that may change them has not yet been
  * answered), statements that would need pgveil's work are refused rather than misread.
  */
-import { codeOutsideStrings, type SqlAnalysis } from '../../sql/index.js';
+import type { SqlAnalysis } from '../../sql/index.js';
 import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../valueCodecs/dateStyle.js';
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 
 const SAFE_ENCODINGS = new Set(['UTF8', 'UNICODE', 'SQL_ASCII']);
-// `u&`: a Unicode-escaped name (U&"set\005fconfig") spells any of these words without its letters.
-const SETTING_WORDS = /client_encoding|standard_conforming_strings|set_config|pg_settings|\bnames\b|\breset\b|\bdiscard\b|u&/i;
 const SETTING_STATEMENTS = new Set(['VariableSetStmt', 'VariableShowStmt', 'TransactionStmt', 'DiscardStmt', 'Empty']);
 
 export class SessionSettings {
@@ -35,9 +33,9 @@ export class SessionSettings {
    * The refusal for `sql` under the current settings, if any. Statements that only set or show
    * settings always pass, so a session can put things right.
    */
-  check(sql: string, analysis: SqlAnalysis, mentionsProtectedTable: () => boolean): PolicyRefusal | undefined {
+  check(analysis: SqlAnalysis, mentionsProtectedTable: () => boolean): PolicyRefusal | undefined {
     const settingsOnly = analysis.statements.every((statement) => SETTING_STATEMENTS.has(statement.type));
-    const mentions = this.mentionsSettingWords(sql);
+    const mentions = this.mentionsSettingWords(analysis);
     if (settingsOnly) {
       if (mentions) this.inDoubt = true;
       return undefined;
@@ -58,15 +56,12 @@ export class SessionSettings {
   }
 
   /**
-   * Whether the code of `sql` names something that may change the settings. Under the settings
-   * pgveil relies on, string constants are read exactly and left out (a value `'password reset'`
-   * changes nothing); otherwise, or when the scanner rejects the text, the whole text counts.
+   * Whether the text names something that may change the settings. Under the settings pgveil
+   * relies on, string constants are read exactly and left out (a value `'password reset'`
+   * changes nothing); otherwise the whole text counts.
    */
-  private mentionsSettingWords(sql: string): boolean {
-    if (!SETTING_WORDS.test(sql)) return false;
-    if (!this.safe || this.inDoubt) return true;
-    const code = codeOutsideStrings(sql);
-    return code === undefined || SETTING_WORDS.test(code);
+  private mentionsSettingWords(analysis: SqlAnalysis): boolean {
+    return !this.safe || this.inDoubt ? analysis.settingWords.inText : analysis.settingWords.inCode;
   }
 
   /** ReadyForQuery: every ParameterStatus of the statements before it has arrived. */
