@@ -7,6 +7,7 @@
  * SHA-256 (src/engine/crypto/sha256.ts) is the reference; outputs are identical.
  *
  * JS API:
+ *   sha256Path: 'low-level' | 'evp', the path the digests below take in this process
  *   sha256(message: Uint8Array, length, digest: Uint8Array) -> undefined
  *     SHA-256 of message[0..length) into digest[0..32).
  *   createMacKey(key: Uint8Array) -> opaque handle (the two midstate contexts; the key bytes are
@@ -14,12 +15,26 @@
  *   hmac(handle, message: Uint8Array, length, digest: Uint8Array) -> undefined
  *     HMAC-SHA-256 of message[0..length) into digest[0..32).
  * Every argument is checked; a bad one throws a TypeError or RangeError that names no byte.
+ *
+ * Where OpenSSL's low-level SHA-256 functions are found at load time (deprecated since 3.0, still
+ * built, over the same block functions as EVP), digests run through them instead: their state is
+ * a plain struct, so a MAC key's midstates are copied on the stack, where EVP_MD_CTX_copy_ex
+ * allocates and frees — half the cost of a short message's HMAC. Looked up, not linked: an
+ * OpenSSL without them leaves the EVP path, never an unresolved symbol.
  */
+/* The low-level SHA-256 declarations (SHA256_CTX and its functions) are hidden at the 3.0 API level. */
+#undef OPENSSL_API_COMPAT
+#define OPENSSL_API_COMPAT 0x10101000L
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(_WIN32)
+#include <dlfcn.h>
+#endif
 
 #include "addon.h"
 
@@ -30,15 +45,31 @@
  * Per module instance (each worker thread loads its own): the fetched digest and two contexts.
  * It is the addon's instance data (napi_set_instance_data): no other part may set it.
  */
+typedef int (*Sha256Init)(SHA256_CTX *context);
+typedef int (*Sha256Update)(SHA256_CTX *context, const void *data, size_t length);
+typedef int (*Sha256Final)(unsigned char *digest, SHA256_CTX *context);
+
+/* The low-level functions, all three or none. */
+typedef struct {
+  Sha256Init init;
+  Sha256Update update;
+  Sha256Final final;
+} LowLevelSha256;
+
 typedef struct {
   EVP_MD *md;
   EVP_MD_CTX *empty; /* initialised, nothing absorbed: copied to start a digest */
   EVP_MD_CTX *work;
+  LowLevelSha256 low; /* init NULL: the EVP path */
 } DigestState;
 
+/* One path's midstates: the EVP contexts, or (with the low-level functions) the structs. */
 typedef struct {
   EVP_MD_CTX *inner; /* after key ^ ipad */
   EVP_MD_CTX *outer; /* after key ^ opad */
+  SHA256_CTX low_inner;
+  SHA256_CTX low_outer;
+  int low;
 } MacKey;
 
 static const napi_type_tag MAC_KEY_TAG = {0x70677665696c6d61ULL, 0x636b65792d763031ULL};
@@ -61,6 +92,7 @@ static void free_mac_key(napi_env env, void *data, void *hint) {
   if (key == NULL) return;
   EVP_MD_CTX_free(key->inner); /* clears the midstates */
   EVP_MD_CTX_free(key->outer);
+  OPENSSL_cleanse(key, sizeof(*key));
   free(key);
 }
 
@@ -77,6 +109,49 @@ static int digest_from(DigestState *state, const EVP_MD_CTX *start, const uint8_
       && EVP_DigestUpdate(state->work, message, length) == 1
       && EVP_DigestFinal_ex(state->work, digest, &written) == 1
       && written == DIGEST_BYTES;
+}
+
+/* The same over the low-level functions, from a copy of `start` (the copy is wiped). */
+static int low_digest_from(const LowLevelSha256 *low, const SHA256_CTX *start, const uint8_t *message, size_t length, uint8_t *digest) {
+  SHA256_CTX context = *start;
+  int ok = low->update(&context, message, length) == 1 && low->final(digest, &context) == 1;
+  OPENSSL_cleanse(&context, sizeof(context));
+  return ok;
+}
+
+/* SHA-256 of message[0..length) into digest[0..32), by whichever path the state has. */
+static int plain_digest(DigestState *state, const uint8_t *message, size_t length, uint8_t *digest) {
+  if (state->low.init == NULL) return digest_from(state, state->empty, message, length, digest);
+  SHA256_CTX empty;
+  return state->low.init(&empty) == 1 && low_digest_from(&state->low, &empty, message, length, digest);
+}
+
+/* OpenSSL's low-level SHA-256, when this process has all three functions and they give SHA-256("abc"). */
+static LowLevelSha256 find_low_level(void) {
+  LowLevelSha256 none = {NULL, NULL, NULL};
+#if defined(_WIN32)
+  return none;
+#else
+  /* PGVEIL_NATIVE_SHA256=evp keeps the EVP path (to compare the two, or to rule one out). */
+  const char *choice = getenv("PGVEIL_NATIVE_SHA256");
+  if (choice != NULL && strcmp(choice, "evp") == 0) return none;
+  LowLevelSha256 low;
+  /* Object pointers to function pointers: how dlsym's results are used (POSIX). */
+  *(void **)&low.init = dlsym(RTLD_DEFAULT, "SHA256_Init");
+  *(void **)&low.update = dlsym(RTLD_DEFAULT, "SHA256_Update");
+  *(void **)&low.final = dlsym(RTLD_DEFAULT, "SHA256_Final");
+  if (low.init == NULL || low.update == NULL || low.final == NULL) return none;
+  static const uint8_t ABC_DIGEST[DIGEST_BYTES] = {
+      0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+      0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+  SHA256_CTX empty;
+  uint8_t digest[DIGEST_BYTES];
+  if (low.init(&empty) != 1 || !low_digest_from(&low, &empty, (const uint8_t *)"abc", 3, digest)
+      || memcmp(digest, ABC_DIGEST, DIGEST_BYTES) != 0) {
+    return none;
+  }
+  return low;
+#endif
 }
 
 /* The (message, length, digest) arguments at argv[0..3). 1 when they are usable. */
@@ -113,11 +188,20 @@ static napi_value sha256(napi_env env, napi_callback_info info) {
   size_t length;
   if (!message_arguments(env, argv, &message, &length, &digest)) return NULL;
   DigestState *state = state_of(env);
-  if (state == NULL || !digest_from(state, state->empty, message, length, digest)) {
+  if (state == NULL || !plain_digest(state, message, length, digest)) {
     ERR_clear_error();
     napi_throw_error(env, NULL, "sha256: OpenSSL failed");
   }
   return NULL;
+}
+
+/* The low-level midstate after absorbing the key block xored with `pad`. 1 on success. */
+static int padded_low_context(const LowLevelSha256 *low, const uint8_t block[SHA256_BLOCK], uint8_t pad, SHA256_CTX *context) {
+  uint8_t padded[SHA256_BLOCK];
+  for (int i = 0; i < SHA256_BLOCK; i++) padded[i] = block[i] ^ pad;
+  int ok = low->init(context) == 1 && low->update(context, padded, SHA256_BLOCK) == 1;
+  OPENSSL_cleanse(padded, sizeof(padded));
+  return ok;
 }
 
 /* A context after absorbing the key block xored with `pad`. NULL on failure. */
@@ -149,15 +233,19 @@ static napi_value create_mac_key(napi_env env, napi_callback_info info) {
   /* RFC 2104: a key longer than a block is hashed first; a shorter one is padded with zeros. */
   uint8_t block[SHA256_BLOCK] = {0};
   int ok = 1;
-  if (key_length > SHA256_BLOCK) ok = digest_from(state, state->empty, (const uint8_t *)key, key_length, block);
+  if (key_length > SHA256_BLOCK) ok = plain_digest(state, (const uint8_t *)key, key_length, block);
   else if (key_length > 0) memcpy(block, key, key_length);
   MacKey *mac = ok ? (MacKey *)calloc(1, sizeof(MacKey)) : NULL;
-  if (mac != NULL) {
+  if (mac != NULL && state->low.init != NULL) {
+    mac->low = padded_low_context(&state->low, block, 0x36, &mac->low_inner) && padded_low_context(&state->low, block, 0x5c, &mac->low_outer);
+    ok = mac->low;
+  } else if (mac != NULL) {
     mac->inner = padded_context(state, block, 0x36);
     mac->outer = padded_context(state, block, 0x5c);
+    ok = mac->inner != NULL && mac->outer != NULL;
   }
   OPENSSL_cleanse(block, sizeof(block));
-  if (mac == NULL || mac->inner == NULL || mac->outer == NULL) {
+  if (mac == NULL || !ok) {
     free_mac_key(env, mac, NULL);
     ERR_clear_error();
     napi_throw_error(env, NULL, "createMacKey: OpenSSL could not set up HMAC");
@@ -169,8 +257,14 @@ static napi_value create_mac_key(napi_env env, napi_callback_info info) {
 /* HMAC-SHA-256 of message[0..length) under `mac` into digest[0..32). 1 on success. */
 static int mac_digest(DigestState *state, const MacKey *mac, const uint8_t *message, size_t length, uint8_t *digest) {
   uint8_t inner[DIGEST_BYTES];
-  int ok = state != NULL && digest_from(state, mac->inner, message, length, inner)
-        && digest_from(state, mac->outer, inner, DIGEST_BYTES, digest);
+  int ok;
+  if (mac->low) {
+    ok = state != NULL && state->low.init != NULL && low_digest_from(&state->low, &mac->low_inner, message, length, inner)
+      && low_digest_from(&state->low, &mac->low_outer, inner, DIGEST_BYTES, digest);
+  } else {
+    ok = state != NULL && digest_from(state, mac->inner, message, length, inner)
+      && digest_from(state, mac->outer, inner, DIGEST_BYTES, digest);
+  }
   OPENSSL_cleanse(inner, sizeof(inner));
   return ok;
 }
@@ -193,7 +287,7 @@ static napi_value hmac(napi_env env, napi_callback_info info) {
 
 int digests_sha256_of(napi_env env, const uint8_t *message, size_t length, uint8_t digest[32]) {
   DigestState *state = state_of(env);
-  return state != NULL && digest_from(state, state->empty, message, length, digest);
+  return state != NULL && plain_digest(state, message, length, digest);
 }
 
 const void *digests_mac_key_of(napi_env env, napi_value value) {
@@ -210,13 +304,17 @@ int digests_define(napi_env env, napi_value exports) {
   state->md = EVP_MD_fetch(NULL, "SHA256", NULL);
   state->empty = EVP_MD_CTX_new();
   state->work = EVP_MD_CTX_new();
+  state->low = find_low_level();
   if (state->md == NULL || state->empty == NULL || state->work == NULL || EVP_DigestInit_ex(state->empty, state->md, NULL) != 1
       || napi_set_instance_data(env, state, free_state, NULL) != napi_ok) {
     free_state(env, state, NULL);
     ERR_clear_error();
     return 0;
   }
+  napi_value path;
+  if (napi_create_string_utf8(env, state->low.init != NULL ? "low-level" : "evp", NAPI_AUTO_LENGTH, &path) != napi_ok) return 0;
   napi_property_descriptor properties[] = {
+      {"sha256Path", NULL, NULL, NULL, NULL, path, napi_enumerable, NULL},
       {"sha256", NULL, sha256, NULL, NULL, NULL, napi_enumerable, NULL},
       {"createMacKey", NULL, create_mac_key, NULL, NULL, NULL, napi_enumerable, NULL},
       {"hmac", NULL, hmac, NULL, NULL, NULL, napi_enumerable, NULL},

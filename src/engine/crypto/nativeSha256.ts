@@ -13,6 +13,11 @@ export interface NativeMacKey {
 }
 
 export interface NativeDigests {
+  /**
+   * How the addon hashes in this process: OpenSSL's low-level SHA-256 (state copied on the stack),
+   * or EVP (where those functions are missing, or PGVEIL_NATIVE_SHA256=evp). Same digests either way.
+   */
+  readonly sha256Path?: 'low-level' | 'evp';
   /** SHA-256 of message[0..length) into digest[0..32). */
   sha256(message: Uint8Array, length: number, digest: Uint8Array): void;
   /** The key is read, not kept: only its midstates are. */

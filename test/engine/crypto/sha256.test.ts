@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { nativeDigestFunctions, nativeDigests, nativeDigestsStatus, type HmacSha256Into, type Sha256Into } from '../../../src/engine/crypto/nativeSha256.js';
@@ -134,6 +136,41 @@ describe('the digests in use', () => {
     const m = Buffer.from('a token body');
     expect(Buffer.from(selected.hmacSha256(k, m))).toEqual(nodeHmac(k, m));
     expect(Buffer.from(selected.sha256(m))).toEqual(nodeSha(m));
+  });
+});
+
+describe.skipIf(nativeSwitchedOff)('the native digests on each of their paths', () => {
+  const ADDON_FILE = fileURLToPath(new URL('../../../native/crypto/build/Release/pgveil_crypto.node', import.meta.url));
+  /** In a child process (the path is chosen when the addon loads): digests of random keys and messages against node:crypto's. */
+  function digestsIn(env: NodeJS.ProcessEnv): { path: string; compared: number; mismatches: number } {
+    const script = `
+      const crypto = require('node:crypto');
+      const addon = require(${JSON.stringify(ADDON_FILE)});
+      let compared = 0, mismatches = 0;
+      const digest = new Uint8Array(32);
+      for (let length = 0; length <= 200; length++) {
+        const key = crypto.randomBytes(length % 141);
+        const message = crypto.randomBytes(length);
+        addon.hmac(addon.createMacKey(key), message, length, digest);
+        if (!Buffer.from(digest).equals(crypto.createHmac('sha256', key).update(message).digest())) mismatches++;
+        addon.sha256(message, length, digest);
+        if (!Buffer.from(digest).equals(crypto.createHash('sha256').update(message).digest())) mismatches++;
+        compared += 2;
+      }
+      process.stdout.write(JSON.stringify({ path: addon.sha256Path, compared, mismatches }));`;
+    return JSON.parse(execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8' })) as { path: string; compared: number; mismatches: number };
+  }
+
+  it('give node:crypto\'s digests by default, on the path the loaded addon reports', () => {
+    const { PGVEIL_NATIVE_SHA256: _ignored, ...env } = process.env;
+    loadedNative();
+    const found = digestsIn(env);
+    expect(found).toEqual({ path: nativeDigests?.sha256Path, compared: 402, mismatches: 0 });
+    expect(['low-level', 'evp']).toContain(found.path);
+  });
+
+  it('give node:crypto\'s digests over EVP when PGVEIL_NATIVE_SHA256=evp', () => {
+    expect(digestsIn({ ...process.env, PGVEIL_NATIVE_SHA256: 'evp' })).toEqual({ path: 'evp', compared: 402, mismatches: 0 });
   });
 });
 
