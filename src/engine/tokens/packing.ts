@@ -95,6 +95,26 @@ function formatUuid(hex: string): string {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Text up to this many bytes is read without TextDecoder when it is all ASCII. */
+const SHORT_TEXT_BYTES = 64;
+
+/**
+ * bytes[start, end) as UTF-8, null when it is not valid UTF-8. Short ASCII text (most values) is
+ * read as its character codes: TextDecoder and the subarray it needs cost more than the text.
+ */
+function utf8Text(bytes: Uint8Array, start: number, end: number): string | null {
+  if (end - start <= SHORT_TEXT_BYTES) {
+    let ascii = true;
+    for (let i = start; i < end && ascii; i++) ascii = (bytes[i] as number) < 0x80;
+    if (ascii) {
+      const codes = new Array<number>(end - start);
+      for (let i = start; i < end; i++) codes[i - start] = bytes[i] as number;
+      return String.fromCharCode.apply(null, codes);
+    }
+  }
+  try { return UTF8.decode(bytes.subarray(start, end)); } catch { return null; }
+}
+
 /** The inverse of packValue; null when the bytes are not a packing (a forged or corrupt token). */
 export function unpackValue(packed: Uint8Array): string | null {
   if (packed.length < MIN_PACKED_BYTES) return null;
@@ -106,7 +126,7 @@ export function unpackValue(packed: Uint8Array): string | null {
   const end = packed.length - pad;
   switch (encoding) {
     case ENC_UTF8:
-      try { return UTF8.decode(packed.subarray(1, end)); } catch { return null; }
+      return utf8Text(packed, 1, end);
     case ENC_SYMBOLS:
       return unpackSymbols(packed, 1, end);
     case ENC_UUID_LOWER:
