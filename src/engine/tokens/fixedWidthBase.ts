@@ -7,7 +7,9 @@ const ASCII = 128;
 const BIGINT_DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
 /** Up to this many bytes (a token body's 16) a BigInt is built from two 64-bit reads, not from hex text. */
 const TWO_WORD_BYTES = 16;
-/** encodeByToString's bytes, right-aligned: it is synchronous, so one buffer serves every call. */
+/** The longest text decodeDecimal takes: a 64-byte number's width (BigInt() parsing is quadratic in the length). */
+const MAX_DECIMAL_DIGITS = 155;
+/** encodeByToString's and decodeDecimal's bytes: they are synchronous, so one buffer serves every call. */
 const wordScratch = new Uint8Array(TWO_WORD_BYTES);
 const wordView = new DataView(wordScratch.buffer);
 
@@ -103,12 +105,52 @@ export class FixedWidthBase {
 
   /** null when the text has a foreign symbol, a width no byte count gives, or too large a value. */
   decode(text: string): Uint8Array | null {
+    if (this.radix === 10 && this.bigIntDigits) {
+      const bytes = this.decodeDecimal(text);
+      if (bytes !== undefined) return bytes;
+    }
     const digits = this.digitsIn(text);
     if (!digits) return null;
-    let byteCount = Math.floor((digits.length * this.bitsPerSymbol) / 8);
-    while (byteCount > 0 && this.width(byteCount) > digits.length) byteCount--;
-    if (byteCount === 0 || this.width(byteCount) !== digits.length) return null;
+    const byteCount = this.byteCountOf(digits.length);
+    if (byteCount === 0) return null;
     return byteCount > MAX_NUMBER_BYTES ? this.decodeBig(digits, byteCount) : digitsToBytes(digits, this.radix, byteCount);
+  }
+
+  /** The byte count whose width is `width`; 0 when none has it. */
+  private byteCountOf(width: number): number {
+    let byteCount = Math.floor((width * this.bitsPerSymbol) / 8);
+    while (byteCount > 0 && this.width(byteCount) > width) byteCount--;
+    return byteCount > 0 && this.width(byteCount) === width ? byteCount : 0;
+  }
+
+  /**
+   * decode in BigInt's own decimal digits, up to a token body's size: BigInt() reads them in C++
+   * and two 64-bit writes a word take the bytes out, twice as fast as the byte arithmetic for a
+   * token's 16 to 24 bytes. The digits are checked first (BigInt() also takes signs, spaces and
+   * prefixes). Undefined for a longer text, which the general path decodes.
+   */
+  private decodeDecimal(text: string): Uint8Array | null | undefined {
+    const width = text.length;
+    if (width > MAX_DECIMAL_DIGITS) return undefined;
+    for (let i = 0; i < width; i++) {
+      const code = text.charCodeAt(i);
+      if (code < 0x30 || code > 0x39) return null;
+    }
+    const byteCount = this.byteCountOf(width);
+    if (byteCount === 0) return null;
+    let value = BigInt(text);
+    const out = new Uint8Array(byteCount);
+    // Bits above the byte count (too large a value) land in the top word's unused bytes or stay in value.
+    let above = 0;
+    for (let end = byteCount; end > 0; end -= 8) {
+      wordView.setBigUint64(0, BigInt.asUintN(64, value));
+      value >>= 64n;
+      const take = Math.min(8, end);
+      for (let i = 0; i < 8 - take; i++) above |= wordScratch[i] as number;
+      for (let i = 0; i < take; i++) out[end - take + i] = wordScratch[8 - take + i] as number;
+    }
+    wordScratch.fill(0);
+    return above === 0 && value === 0n ? out : null;
   }
 
   /** The text's digits, or null for a foreign symbol or text too long to be a token. */
