@@ -22,6 +22,9 @@
  * allocates and frees — half the cost of a short message's HMAC. Looked up, not linked: an
  * OpenSSL without them leaves the EVP path, never an unresolved symbol.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
 /* The low-level SHA-256 declarations (SHA256_CTX and its functions) are hidden at the 3.0 API level. */
 #undef OPENSSL_API_COMPAT
 #define OPENSSL_API_COMPAT 0x10101000L
@@ -29,11 +32,18 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/provider.h>
 #include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
-#if !defined(_WIN32)
+#if !defined(OPENSSL_NO_DEPRECATED_3_0) && !defined(_WIN32)
+#define LOW_LEVEL_SHA256 1
 #include <dlfcn.h>
+#else
+/* Headers built without the deprecated API: a stand-in type, never used (find_low_level finds nothing). */
+typedef struct {
+  unsigned int unused;
+} SHA256_CTX;
 #endif
 
 #include "addon.h"
@@ -72,7 +82,8 @@ typedef struct {
   int low;
 } MacKey;
 
-static const napi_type_tag MAC_KEY_TAG = {0x70677665696c6d61ULL, 0x636b65792d763031ULL};
+/* Changed with MacKey's layout: a handle of another build of the addon in this process is refused. */
+static const napi_type_tag MAC_KEY_TAG = {0x70677665696c6d61ULL, 0x636b65792d763032ULL};
 
 static void free_state(napi_env env, void *data, void *hint) {
   (void)env;
@@ -126,21 +137,41 @@ static int plain_digest(DigestState *state, const uint8_t *message, size_t lengt
   return state->low.init(&empty) == 1 && low_digest_from(&state->low, &empty, message, length, digest);
 }
 
-/* OpenSSL's low-level SHA-256, when this process has all three functions and they give SHA-256("abc"). */
-static LowLevelSha256 find_low_level(void) {
+/* Whether `symbol` lies in the same loaded object as `reference` (the OpenSSL whose EVP this addon uses). */
+#if defined(LOW_LEVEL_SHA256)
+static int same_object(const void *symbol, const void *reference) {
+  Dl_info found, expected;
+  return symbol != NULL && dladdr(symbol, &found) != 0 && dladdr(reference, &expected) != 0 && found.dli_fbase == expected.dli_fbase;
+}
+#endif
+
+/*
+ * OpenSSL's low-level SHA-256, when this process has all three functions in the OpenSSL that
+ * serves EVP, EVP's SHA-256 comes from the default provider (not FIPS: the low-level functions
+ * bypass providers), PGVEIL_NATIVE_SHA256 is not "evp" (read once, when the addon loads), and
+ * they give SHA-256("abc"). Else none: the EVP path.
+ */
+static LowLevelSha256 find_low_level(const EVP_MD *md) {
   LowLevelSha256 none = {NULL, NULL, NULL};
-#if defined(_WIN32)
+#if !defined(LOW_LEVEL_SHA256)
+  (void)md;
   return none;
 #else
-  /* PGVEIL_NATIVE_SHA256=evp keeps the EVP path (to compare the two, or to rule one out). */
   const char *choice = getenv("PGVEIL_NATIVE_SHA256");
   if (choice != NULL && strcmp(choice, "evp") == 0) return none;
+  const OSSL_PROVIDER *provider = md == NULL ? NULL : EVP_MD_get0_provider(md);
+  const char *provider_name = provider == NULL ? NULL : OSSL_PROVIDER_get0_name(provider);
+  if (EVP_default_properties_is_fips_enabled(NULL) || provider_name == NULL || strcmp(provider_name, "default") != 0) return none;
+  void *init = dlsym(RTLD_DEFAULT, "SHA256_Init");
+  void *update = dlsym(RTLD_DEFAULT, "SHA256_Update");
+  void *final = dlsym(RTLD_DEFAULT, "SHA256_Final");
+  const void *reference = (const void *)&EVP_MD_fetch;
+  if (!same_object(init, reference) || !same_object(update, reference) || !same_object(final, reference)) return none;
   LowLevelSha256 low;
-  /* Object pointers to function pointers: how dlsym's results are used (POSIX). */
-  *(void **)&low.init = dlsym(RTLD_DEFAULT, "SHA256_Init");
-  *(void **)&low.update = dlsym(RTLD_DEFAULT, "SHA256_Update");
-  *(void **)&low.final = dlsym(RTLD_DEFAULT, "SHA256_Final");
-  if (low.init == NULL || low.update == NULL || low.final == NULL) return none;
+  /* Object pointers to function pointers, as dlsym's results are used (POSIX). */
+  memcpy(&low.init, &init, sizeof(init));
+  memcpy(&low.update, &update, sizeof(update));
+  memcpy(&low.final, &final, sizeof(final));
   static const uint8_t ABC_DIGEST[DIGEST_BYTES] = {
       0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
       0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
@@ -304,7 +335,7 @@ int digests_define(napi_env env, napi_value exports) {
   state->md = EVP_MD_fetch(NULL, "SHA256", NULL);
   state->empty = EVP_MD_CTX_new();
   state->work = EVP_MD_CTX_new();
-  state->low = find_low_level();
+  state->low = find_low_level(state->md);
   if (state->md == NULL || state->empty == NULL || state->work == NULL || EVP_DigestInit_ex(state->empty, state->md, NULL) != 1
       || napi_set_instance_data(env, state, free_state, NULL) != napi_ok) {
     free_state(env, state, NULL);
