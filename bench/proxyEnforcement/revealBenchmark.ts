@@ -1,14 +1,15 @@
 /**
  * The policy proxy's read throughput: SELECT of 100 000 rows with three fpe columns (ssn, ccn,
- * date) revealed as plaintext, beside the same SELECT straight to PostgreSQL and through a proxy
- * whose role sees the stored tokens (the raw-bytes path). Each proxy is its own process running
+ * date) revealed as plaintext — or, with PGVEIL_BENCH_REVEAL=tokenise, three tokenised ones
+ * (email, name, a 10-digit number) — beside the same SELECT straight to PostgreSQL and through a
+ * proxy whose role sees the stored tokens (the raw-bytes path). Each proxy is its own process running
  * the compiled `dist/`, as `pgveil serve` does, so the client's own parsing is not counted as the
  * proxy's; the client reads every value as text and does nothing else with it. Rounds interleave
  * the three targets; medians are printed, with the proxy's CPU per row (all its threads, to the
  * nanosecond; steadier than rows/s on a shared machine). Protected INSERTs are measured by
  * insertBenchmark.ts.
  * Run: npx tsx bench/proxyEnforcement/revealBenchmark.ts [rows]   Environment: PGVEIL_BENCH_ROUNDS
- * (7: a round reads in a fraction of a second), PGVEIL_BENCH_NODE_OPTIONS (e.g.
+ * (7: a round reads in a fraction of a second), PGVEIL_BENCH_REVEAL (fpe, or tokenise), PGVEIL_BENCH_NODE_OPTIONS (e.g.
  * "--cpu-prof --cpu-prof-dir=…" for the proxy processes).
  */
 import { randomBytes } from 'node:crypto';
@@ -16,21 +17,61 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { createEngine } from '../../src/engine/index.js';
+import { createEngine, type Kind } from '../../src/engine/index.js';
 import { startTestPostgres } from '../../test/support/postgres.js';
 import { cpuSecondsPrecise, median, startProcess } from '../proxy/benchProcesses.js';
 
 const ROWS = Number(process.argv[2] ?? 100_000);
 const ROUNDS = Number(process.env.PGVEIL_BENCH_ROUNDS ?? 7);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
-const QUERY = 'SELECT ssn, card_number, birth_date FROM bulk';
 
-/** The same three columns; `reveal` is what the bench role sees (no entry: the stored tokens). */
+/** One workload: three protected columns of a table `bulk`, their values and how they are stored. */
+interface Workload {
+  readonly title: string;
+  readonly columns: readonly { readonly name: string; readonly kind: Kind; readonly method: 'fpe' | 'tokenise'; readonly scope: string; readonly type: string }[];
+  /** Row i's plaintext values, in column order. */
+  readonly row: (i: number) => readonly string[];
+}
+
+const FIRST_NAMES = ['Ann', 'Bob', 'Chloé', 'Dmitri', 'Eve', 'Fatima', 'Gus', 'Hiro'];
+const LAST_NAMES = ['Smith', 'Okafor', 'García', 'Ng', 'Novak', 'Haddad'];
+const WORKLOADS: Record<'fpe' | 'tokenise', Workload> = {
+  fpe: {
+    title: '3 fpe',
+    columns: [
+      { name: 'ssn', kind: 'ssn', method: 'fpe', scope: 'customers', type: 'text' },
+      { name: 'card_number', kind: 'ccn', method: 'fpe', scope: 'payments', type: 'text' },
+      { name: 'birth_date', kind: 'date', method: 'fpe', scope: 'customers', type: 'date' },
+    ],
+    row: (i) => {
+      const d = String(100_000_000 + i);
+      const card = `4${String(i).padStart(14, '0')}`;
+      return [`${d.slice(0, 3)}-${d.slice(3, 5)}-${d.slice(5)}`.replace(/^1/, '2'), card + luhn(card), `19${String(50 + (i % 40))}-0${1 + (i % 9)}-1${i % 9}`];
+    },
+  },
+  tokenise: {
+    title: '3 tokenised',
+    columns: [
+      { name: 'email', kind: 'email', method: 'tokenise', scope: 'customers', type: 'text' },
+      { name: 'full_name', kind: 'name', method: 'tokenise', scope: 'customers', type: 'text' },
+      { name: 'phone', kind: 'numeric', method: 'tokenise', scope: 'customers', type: 'text' },
+    ],
+    row: (i) => [
+      `user${i}@mail${i % 97}.example.com`,
+      `${FIRST_NAMES[i % FIRST_NAMES.length] as string} ${LAST_NAMES[(i >> 3) % LAST_NAMES.length] as string}`,
+      String(5_550_000_000 + i),
+    ],
+  },
+};
+const workloadName = process.env.PGVEIL_BENCH_REVEAL ?? 'fpe';
+if (workloadName !== 'fpe' && workloadName !== 'tokenise') throw new Error('PGVEIL_BENCH_REVEAL is fpe or tokenise');
+const WORKLOAD = WORKLOADS[workloadName];
+const QUERY = `SELECT ${WORKLOAD.columns.map((column) => column.name).join(', ')} FROM bulk`;
+
+/** The workload's three columns; `reveal` is what the bench role sees (no entry: the stored tokens). */
 const policies = (reveal: string): string => `
 columns:
-  public.bulk.ssn: { kind: ssn, method: fpe, scope: customers${reveal} }
-  public.bulk.card_number: { kind: ccn, method: fpe, scope: payments${reveal} }
-  public.bulk.birth_date: { kind: date, method: fpe, scope: customers${reveal} }
+${WORKLOAD.columns.map((column) => `  public.bulk.${column.name}: { kind: ${column.kind}, method: ${column.method}, scope: ${column.scope}${reveal} }`).join('\n')}
 `;
 
 /** Every value as the text PostgreSQL sent: the client's cost stays small and the same for all targets. */
@@ -72,28 +113,20 @@ async function main(): Promise<void> {
   try {
     const masterKey = randomBytes(32);
     const engine = createEngine({ masterKey });
-    const ssns: string[] = [];
-    const cards: string[] = [];
-    const births: string[] = [];
-    for (let i = 0; i < ROWS; i++) {
-      const d = String(100_000_000 + i);
-      ssns.push(`${d.slice(0, 3)}-${d.slice(3, 5)}-${d.slice(5)}`.replace(/^1/, '2'));
-      const card = `4${String(i).padStart(14, '0')}`;
-      cards.push(card + luhn(card));
-      births.push(`19${String(50 + (i % 40))}-0${1 + (i % 9)}-1${i % 9}`);
+    const rows = Array.from({ length: ROWS }, (_, i) => WORKLOAD.row(i));
+    const stored: string[][] = [];
+    for (const [c, column] of WORKLOAD.columns.entries()) {
+      const values = rows.map((row) => row[c] as string);
+      stored.push((await engine.protect(column.kind, values, { method: column.method, scope: column.scope })).result);
     }
-    const protect = async (kind: 'ssn' | 'ccn' | 'date', values: string[], scope: string): Promise<string[]> =>
-      (await engine.protect(kind, values, { method: 'fpe', scope })).result;
-    const [storedSsns, storedCards, storedBirths] = [
-      await protect('ssn', ssns, 'customers'), await protect('ccn', cards, 'payments'), await protect('date', births, 'customers'),
-    ];
     const setup = new pg.Client({ connectionString: database.url });
     await setup.connect();
-    await setup.query('CREATE TABLE bulk (id int, ssn text, card_number text, birth_date date)');
+    await setup.query(`CREATE TABLE bulk (id int, ${WORKLOAD.columns.map((column) => `${column.name} ${column.type}`).join(', ')})`);
+    const arrays = WORKLOAD.columns.map((column, c) => `$${c + 2}::${column.type}[]`).join(', ');
     for (let start = 0; start < ROWS; start += 10_000) {
       const end = Math.min(ROWS, start + 10_000);
-      await setup.query('INSERT INTO bulk SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::date[])', [
-        Array.from({ length: end - start }, (_, k) => start + k), storedSsns.slice(start, end), storedCards.slice(start, end), storedBirths.slice(start, end),
+      await setup.query(`INSERT INTO bulk SELECT * FROM unnest($1::int[], ${arrays})`, [
+        Array.from({ length: end - start }, (_, k) => start + k), ...stored.map((values) => values.slice(start, end)),
       ]);
     }
     await setup.end();
@@ -116,7 +149,7 @@ async function main(): Promise<void> {
     const targets: Target[] = [
       { label: 'direct              ', config: { connectionString: database.url } },
       { label: 'proxy, tokens (pass)', config: viaProxy(passing.port), proxyPid: passing.pid },
-      { label: 'proxy, 3 fpe reveal ', config: viaProxy(revealing.port), proxyPid: revealing.pid },
+      { label: `proxy, ${WORKLOAD.title} reveal`.padEnd(20), config: viaProxy(revealing.port), proxyPid: revealing.pid },
     ];
 
     // One unmeasured read each: plans, JIT and the first engine keys are not what is measured.
@@ -136,7 +169,8 @@ async function main(): Promise<void> {
       return { rowsPerSecond: median(all.map((m) => m.rowsPerSecond)), proxyMicrosPerRow: median(all.map((m) => m.proxyMicrosPerRow)) };
     };
     const [direct, pass, reveal] = targets.map((target) => summary(target.label)) as [Measurement, Measurement, Measurement];
-    process.stdout.write(`\nSELECT of ${ROWS} rows (ssn, ccn, date), median of ${ROUNDS} interleaved rounds\n`);
+    const described = WORKLOAD.columns.map((column) => `${column.kind} ${column.method}`).join(', ');
+    process.stdout.write(`\nSELECT of ${ROWS} rows (${described}), median of ${ROUNDS} interleaved rounds\n`);
     process.stdout.write(`direct ${Math.round(direct.rowsPerSecond)} rows/s; tokens through pgveil ${Math.round(pass.rowsPerSecond)} rows/s ` +
       `(proxy CPU ${pass.proxyMicrosPerRow.toFixed(2)} µs/row); revealed ${Math.round(reveal.rowsPerSecond)} rows/s (proxy CPU ${reveal.proxyMicrosPerRow.toFixed(2)} µs/row)\n`);
     process.stdout.write(`reveal / pass: ${(reveal.rowsPerSecond / pass.rowsPerSecond).toFixed(2)} x rows/s, ` +
