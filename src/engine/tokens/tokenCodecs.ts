@@ -39,7 +39,7 @@ function decimalCodec(grouping: Grouping): TokenCodec {
     },
     parse(token) {
       if (token.length > 32_768 || !DIGIT_GROUPS.test(token)) return null;
-      return DECIMAL.decode(token.replaceAll(' ', ''));
+      return DECIMAL.decode(token.includes(' ') ? token.replaceAll(' ', '') : token);
     },
   };
 }

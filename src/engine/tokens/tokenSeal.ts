@@ -1,10 +1,10 @@
 import { nativePart, type NativeStatus } from '../crypto/nativeAddon.js';
 import { FF1 } from '../crypto/ff1.js';
-import { offHeapUint16Array } from '../crypto/offHeapSlab.js';
+import { offHeapUint16Array, offHeapUint8Array } from '../crypto/offHeapSlab.js';
 import { nativeFf1Status, type NativeFf1Context } from '../crypto/nativeFf1.js';
 import { nativeDigestsStatus, type NativeMacKey } from '../crypto/nativeSha256.js';
 import { nativeMacKeyOf } from '../crypto/sha256.js';
-import { TAG_BYTES, whiten, writeTag } from './tokenFormat.js';
+import { MIN_BODY_BYTES, PREFIX_BYTES, TAG_BYTES, tagMatches, whiten, writeTag } from './tokenFormat.js';
 
 /**
  * Sealing one token's bytes (tokenFormat.ts's layout): token[0, tweakLength) holds the tweak
@@ -12,12 +12,21 @@ import { TAG_BYTES, whiten, writeTag } from './tokenFormat.js';
  * under the body cipher (FF1, radix 256), its tag is written after it, and H‖S are whitened with
  * a hash of everything after them. In TypeScript that is three calls (FF1, HMAC, SHA-256); the
  * native addon does it in one (native/crypto/token_seal.c), chosen once when this module loads,
- * only where it gives the TypeScript bytes for the samples below.
+ * only where it gives the TypeScript bytes for the samples below. Opening runs the first two
+ * steps back (unwhitening, the tag check) in one call the same way; the body's FF1 stays the
+ * caller's, batched.
  */
 
 export interface NativeTokenSeal {
   sealToken(context: NativeFf1Context, macKey: NativeMacKey, token: Uint8Array, tweakLength: number, bodyLength: number): void;
 }
+
+export interface NativeTokenOpen {
+  openToken(macKey: NativeMacKey, token: Uint8Array): boolean;
+}
+
+/** Unwhitens token bytes in place and says whether their last TAG_BYTES are the tag under one tag key. */
+export type TokenOpener = (token: Uint8Array) => boolean;
 
 /** Seals a token natively; false, with nothing done, for lengths the addon does not take. */
 export type NativeSealer = (token: Uint8Array, tweakLength: number, bodyLength: number) => boolean;
@@ -48,6 +57,12 @@ export function sealInTypeScript(cipher: FF1, tagKey: Buffer, token: Uint8Array,
   for (let i = 0; i < bodyLength; i++) token[tweakLength + i] = body[i] as number;
   writeTag(tagKey, token, tweakLength + bodyLength);
   whiten(token);
+}
+
+/** openToken's reference: H‖S unwhitened in place, then whether the tag is `tagKey`'s (any length: short bytes are no token). */
+export function openInTypeScript(tagKey: Buffer, token: Uint8Array): boolean {
+  whiten(token);
+  return token.length >= TAG_BYTES && tagMatches(tagKey, token, token.length - TAG_BYTES);
 }
 
 /** Body lengths of the samples: the integer path's shortest and longest halves, the byte path's, and its longest. */
@@ -81,6 +96,51 @@ function sealsAsTypeScript(seal: NativeTokenSeal): boolean {
   }
 }
 
+/**
+ * openToken gives openInTypeScript's verdicts and bytes for sealed samples, for each of them with
+ * a byte of the tag, of the body or of H‖S changed (no longer tokens), for each with its last
+ * tag byte changed before whitening (only the tag check can tell), and for bytes of the shortest
+ * length that are none.
+ */
+function opensAsTypeScript(open: NativeTokenOpen): boolean {
+  if (nativeMacKeyOf === undefined) return false;
+  try {
+    const tagKey = Buffer.from(Uint8Array.from({ length: 32 }, (_, i) => (i * 53 + 7) & 255));
+    const macKey = nativeMacKeyOf(tagKey);
+    const cipher = new FF1(Uint8Array.from({ length: 32 }, (_, i) => (i * 19 + 3) & 255), 256, null);
+    const samples: Uint8Array[] = [Uint8Array.from({ length: MIN_NATIVE_TOKEN }, (_, i) => i * 41)];
+    for (const tweakLength of SAMPLE_TWEAKS) {
+      for (const bodyLength of [3, 12, 40]) {
+        const sealed = Uint8Array.from({ length: tweakLength + bodyLength + TAG_BYTES }, (_, i) => (i * 23 + bodyLength) & 255);
+        sealInTypeScript(cipher, tagKey, sealed, tweakLength, bodyLength);
+        for (const changed of [-1, 0, tweakLength, sealed.length - 1]) {
+          const sample = sealed.slice();
+          if (changed >= 0) sample[changed] = (sample[changed] as number) ^ 1;
+          samples.push(sample);
+        }
+        const retagged = sealed.slice();
+        whiten(retagged); // whitening undoes itself: these are the bytes before it
+        retagged[retagged.length - 1] = (retagged[retagged.length - 1] as number) ^ 1;
+        whiten(retagged);
+        samples.push(retagged);
+      }
+    }
+    return samples.every((sample, index) => {
+      const expected = sample.slice();
+      const verdict = openInTypeScript(tagKey, expected);
+      const opened = sample.slice();
+      // Each sealed sample comes first, unchanged: a tag the TypeScript opens must open natively.
+      const tokenExpected = index % 5 === 1;
+      return open.openToken(macKey, opened) === verdict && verdict === tokenExpected && Buffer.compare(opened, expected) === 0;
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** The shortest token bytes openToken takes: H‖S, the shortest body and the tag. */
+const MIN_NATIVE_TOKEN = PREFIX_BYTES + MIN_BODY_BYTES + TAG_BYTES;
+
 /** The longest tweak token_seal.c takes (a token's is at most 21 bytes), and its shortest body (a packed value's). */
 const MAX_NATIVE_TWEAK = 64;
 const MIN_NATIVE_BODY = 3;
@@ -92,6 +152,39 @@ const selected = prerequisite !== 'loaded' ? { part: undefined, status: prerequi
 
 export const nativeTokenSeal: NativeTokenSeal | undefined = selected.part;
 export const nativeTokenSealStatus: NativeStatus = selected.status;
+
+/** Opening needs only the digests. */
+const selectedOpen = nativeDigestsStatus !== 'loaded' ? { part: undefined, status: nativeDigestsStatus }
+  : nativePart<NativeTokenOpen>('token open', ['openToken'], opensAsTypeScript);
+
+export const nativeTokenOpen: NativeTokenOpen | undefined = selectedOpen.part;
+export const nativeTokenOpenStatus: NativeStatus = selectedOpen.status;
+
+/**
+ * openToken's token bytes, one array per length, off V8's heap: a codec's fresh array is small
+ * and on the heap, and a native call would move each one out (a malloc and a copy per token).
+ * Calls are synchronous, so one array per length serves every opener.
+ */
+const MAX_HELD_OPEN = 256;
+const openScratch: (Uint8Array | undefined)[] = [];
+
+/** The opener of tokens tagged under `tagKey`: native where the addon opens, else openInTypeScript. */
+export function tokenOpenerFor(tagKey: Buffer): TokenOpener {
+  const open = selectedOpen.part;
+  if (open === undefined || nativeMacKeyOf === undefined) return (token) => openInTypeScript(tagKey, token);
+  const macKey = nativeMacKeyOf(tagKey);
+  return (token) => {
+    const length = token.length;
+    if (length < MIN_NATIVE_TOKEN) return openInTypeScript(tagKey, token);
+    if (length > MAX_HELD_OPEN) return open.openToken(macKey, token);
+    const scratch = (openScratch[length] ??= offHeapUint8Array(length));
+    for (let i = 0; i < length; i++) scratch[i] = token[i] as number;
+    const tagged = open.openToken(macKey, scratch);
+    // Only H‖S change: they are unwhitened.
+    for (let i = 0; i < PREFIX_BYTES; i++) token[i] = scratch[i] as number;
+    return tagged;
+  };
+}
 
 /** The native sealer of tokens under `cipher` and `tagKey`; undefined where the addon does not seal (no build, PGVEIL_NATIVE=0). */
 export function nativeSealerFor(cipher: FF1, tagKey: Buffer): NativeSealer | undefined {

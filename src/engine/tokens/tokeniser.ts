@@ -5,7 +5,7 @@ import { offHeapUint8Array } from '../crypto/offHeapSlab.js';
 import type { Kind, Lang } from '../types.js';
 import { packValue, unpackValue } from './packing.js';
 import { TOKEN_CODECS } from './tokenCodecs.js';
-import { nativeSealerFor, numeralsFor, sealInTypeScript, type NativeSealer } from './tokenSeal.js';
+import { nativeSealerFor, numeralsFor, sealInTypeScript, tokenOpenerFor, type NativeSealer, type TokenOpener } from './tokenSeal.js';
 import {
   PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
   scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag, type TokenLayout,
@@ -52,6 +52,8 @@ interface OpenedToken {
 /** A kind's keys under one key version: the tag key, and the body cipher per scope. */
 interface VersionKeys {
   tagKey: Buffer;
+  /** Unwhitens token bytes and checks their tag under tagKey (natively where the addon does). */
+  open: TokenOpener;
   ciphers: Map<string, FF1>;
 }
 const CIPHERS_PER_KIND = 1024;
@@ -109,7 +111,8 @@ export class Tokeniser {
     }
     let keys = byVersion[version];
     if (!keys) {
-      keys = { tagKey: this.keyring.subkey(TAG_PURPOSE, kind, '', version), ciphers: new Map() };
+      const tagKey = this.keyring.subkey(TAG_PURPOSE, kind, '', version);
+      keys = { tagKey, open: tokenOpenerFor(tagKey), ciphers: new Map() };
       byVersion[version] = keys;
     }
     return keys;
@@ -229,12 +232,17 @@ export class Tokeniser {
     // parse gives a fresh array, so it is unwhitened in place.
     const bytes = TOKEN_CODECS[kind].parse(token);
     if (bytes === null) return NOT_A_TOKEN;
-    whiten(bytes);
+    // Unwhitened and checked against the current key's tag in one step: the version the tag is
+    // under is in the whitened header, and nearly every token is of the current one.
+    const currentVersion = this.keyring.currentVersion;
+    const current = this.keysFor(kind, currentVersion);
+    const currentTag = current.open(bytes);
     const layout = splitToken(bytes);
     if (layout === null || !this.keyring.hasVersion(layout.version)) return NOT_A_TOKEN;
-    const keys = this.keysFor(kind, layout.version);
+    const keys = layout.version === currentVersion ? current : this.keysFor(kind, layout.version);
     // The tag does not depend on the scope: a token of this kind from another scope passes it.
-    if (!tagMatches(keys.tagKey, bytes, layout.bodyEnd)) return NOT_A_TOKEN;
+    const tagged = keys === current ? currentTag : tagMatches(keys.tagKey, bytes, layout.bodyEnd);
+    if (!tagged) return NOT_A_TOKEN;
     if (!scopeMatches(bytes, scopeId(keys.tagKey, scope))) return OTHER_SCOPE;
     return { bytes, layout, keys };
   }

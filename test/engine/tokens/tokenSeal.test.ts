@@ -3,8 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { FF1 } from '../../../src/engine/crypto/ff1.js';
 import { nativeDigests } from '../../../src/engine/crypto/nativeSha256.js';
 import { nativeMacKeyOf } from '../../../src/engine/crypto/sha256.js';
-import { nativeSealerFor, nativeTokenSeal, nativeTokenSealStatus, sealInTypeScript, type NativeTokenSeal } from '../../../src/engine/tokens/tokenSeal.js';
-import { TAG_BYTES } from '../../../src/engine/tokens/tokenFormat.js';
+import {
+  nativeSealerFor, nativeTokenOpen, nativeTokenOpenStatus, nativeTokenSeal, nativeTokenSealStatus, openInTypeScript, sealInTypeScript, tokenOpenerFor,
+  type NativeTokenOpen, type NativeTokenSeal,
+} from '../../../src/engine/tokens/tokenSeal.js';
+import { TAG_BYTES, whiten } from '../../../src/engine/tokens/tokenFormat.js';
 import { loadedNativeFf1, nativeSwitchedOff, thrownBy } from '../crypto/nativeAddon.js';
 
 /** The addon's seal, or a loud failure: CI builds it, so a missing seal is a broken build. */
@@ -101,5 +104,59 @@ describe.skipIf(nativeSwitchedOff)('the native seal, given bad arguments', () =>
       return Buffer.from(token).toString('hex');
     });
     expect(tokens[0]).not.toBe(tokens[1]);
+  });
+});
+
+/** The addon's open, or a loud failure: CI builds it. */
+function loadedOpen(): NativeTokenOpen {
+  if (!nativeTokenOpen) throw new Error(`the native token open is ${nativeTokenOpenStatus}: \`npm run build:native\` builds it`);
+  return nativeTokenOpen;
+}
+
+describe('opening a token as far as its tag', () => {
+  it('is native where the addon is loaded', () => {
+    if (nativeSwitchedOff) expect(nativeTokenOpenStatus).toBe('disabled');
+    else expect(loadedOpen()).toBeDefined();
+  });
+
+  it.skipIf(nativeSwitchedOff)('gives the TypeScript verdict and bytes natively: sealed tokens, tokens with a byte changed, and any bytes (property)', () => {
+    loadedOpen();
+    const changedAt = fc.option(fc.nat(), { nil: undefined });
+    fc.assert(fc.property(unsealed, changedAt, fc.uint8Array({ minLength: 0, maxLength: 80 }), ({ bodyKey, tagKey, tweakLength, bodyLength, token }, changed, noise) => {
+      const key = Buffer.from(tagKey);
+      sealInTypeScript(new FF1(bodyKey, 256, null), key, token, tweakLength, bodyLength);
+      // A bit changed before the whitening (whitening undoes itself): only the tag check can tell.
+      whiten(token);
+      if (changed !== undefined) token[changed % token.length] = (token[changed % token.length] as number) ^ (1 << (changed % 8));
+      whiten(token);
+      const opener = tokenOpenerFor(key);
+      for (const sample of [token, noise]) {
+        const expected = sample.slice();
+        const verdict = openInTypeScript(key, expected);
+        const opened = sample.slice();
+        expect(opener(opened)).toBe(verdict);
+        expect(Buffer.from(opened).toString('hex')).toBe(Buffer.from(expected).toString('hex'));
+      }
+      // A sealed token opens, one with a bit changed anywhere does not.
+      expect(openInTypeScript(key, token.slice())).toBe(changed === undefined);
+    }), { numRuns: 300 });
+  });
+
+  it.skipIf(nativeSwitchedOff)('refuses a wrong handle, array or length, and never names a byte', () => {
+    const open = loadedOpen();
+    const ff1 = loadedNativeFf1().createContext(new Uint8Array(32));
+    const mac = (nativeDigests as NonNullable<typeof nativeDigests>).createMacKey(new Uint8Array(32));
+    const secret = Uint8Array.from(Buffer.from('0123456789s3cretvalue', 'latin1'));
+    const refusals = [
+      thrownBy(() => open.openToken(ff1 as never, secret.slice())),
+      thrownBy(() => open.openToken({} as never, secret.slice())),
+      thrownBy(() => open.openToken(mac, new Uint16Array(24) as unknown as Uint8Array)),
+      thrownBy(() => open.openToken(mac, secret.slice(0, 10))),
+      thrownBy(() => (open.openToken as (...args: unknown[]) => boolean)(mac)),
+    ];
+    for (const error of refusals) {
+      expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+      expect(String(error)).not.toMatch(/s3cret|73 33|0123/);
+    }
   });
 });
