@@ -9,7 +9,9 @@
  * nanosecond; steadier than rows/s on a shared machine). Protected INSERTs are measured by
  * insertBenchmark.ts.
  * Run: npx tsx bench/proxyEnforcement/revealBenchmark.ts [rows]   Environment: PGVEIL_BENCH_ROUNDS
- * (7: a round reads in a fraction of a second), PGVEIL_BENCH_REVEAL (fpe, or tokenise), PGVEIL_BENCH_NODE_OPTIONS (e.g.
+ * (7: a round reads in a fraction of a second), PGVEIL_BENCH_REVEAL (fpe, or tokenise),
+ * PGVEIL_BENCH_BASELINE_DIST (another build's dist/, e.g. a worktree of the last commit: its
+ * revealing proxy is a fourth target, alternated, and this build / baseline is printed), PGVEIL_BENCH_NODE_OPTIONS (e.g.
  * "--cpu-prof --cpu-prof-dir=…" for the proxy processes).
  */
 import { randomBytes } from 'node:crypto';
@@ -132,13 +134,14 @@ async function main(): Promise<void> {
     await setup.end();
 
     const upstream = { host: database.host, port: database.port, user: database.user, password: database.password, sslmode: 'disable' as const };
-    const startProxy = async (name: string, reveal: string): Promise<{ port: number; pid: number }> => {
+    const startProxy = async (name: string, reveal: string, dist?: string): Promise<{ port: number; pid: number }> => {
       const policiesFile = path.join(folder, `${name}.yaml`);
       await writeFile(policiesFile, policies(reveal));
       const proxy = await startProcess('../proxy/proxyProcess.ts', {
         PGVEIL_BENCH_PROXY: JSON.stringify({
           upstream, databases: { bench: database.database }, account: ACCOUNT, policiesFile, masterKeyHex: masterKey.toString('hex'),
         }),
+        ...(dist === undefined ? {} : { PGVEIL_BENCH_DIST: dist }),
       });
       cleanup.unshift(() => proxy.stop());
       return proxy;
@@ -151,6 +154,11 @@ async function main(): Promise<void> {
       { label: 'proxy, tokens (pass)', config: viaProxy(passing.port), proxyPid: passing.pid },
       { label: `proxy, ${WORKLOAD.title} reveal`.padEnd(20), config: viaProxy(revealing.port), proxyPid: revealing.pid },
     ];
+    const baselineDist = process.env.PGVEIL_BENCH_BASELINE_DIST;
+    if (baselineDist !== undefined) {
+      const baseline = await startProxy('baseline', ', reveal: { bench: plaintext }', baselineDist);
+      targets.push({ label: 'baseline build reveal', config: viaProxy(baseline.port), proxyPid: baseline.pid });
+    }
 
     // One unmeasured read each: plans, JIT and the first engine keys are not what is measured.
     for (const target of targets) await measure(target);
@@ -179,6 +187,14 @@ async function main(): Promise<void> {
     const passRounds = results.get(targets[1]?.label ?? '') ?? [];
     const perRound = (results.get(targets[2]?.label ?? '') ?? []).map((m, r) => m.rowsPerSecond / (passRounds[r]?.rowsPerSecond ?? Number.NaN)).sort((a, b) => a - b);
     process.stdout.write(`reveal / pass within each round: median ${median(perRound).toFixed(2)} x rows/s (rounds ${perRound[0]?.toFixed(2)}–${perRound.at(-1)?.toFixed(2)})\n`);
+    const baselineRounds = results.get(targets[3]?.label ?? '');
+    if (baselineRounds !== undefined) {
+      const revealRounds = results.get(targets[2]?.label ?? '') ?? [];
+      const cpu = revealRounds.map((m, r) => m.proxyMicrosPerRow / (baselineRounds[r]?.proxyMicrosPerRow ?? Number.NaN)).sort((a, b) => a - b);
+      const speed = revealRounds.map((m, r) => m.rowsPerSecond / (baselineRounds[r]?.rowsPerSecond ?? Number.NaN)).sort((a, b) => a - b);
+      process.stdout.write(`this build / baseline, reveal, within each round: proxy CPU per row ${median(cpu).toFixed(2)} x (rounds ${cpu[0]?.toFixed(2)}–${cpu.at(-1)?.toFixed(2)}), ` +
+        `rows/s ${median(speed).toFixed(2)} x (rounds ${speed[0]?.toFixed(2)}–${speed.at(-1)?.toFixed(2)})\n`);
+    }
   } finally {
     for (const step of cleanup) await step().catch((error: unknown) => process.stderr.write(`cleanup: ${String(error)}\n`));
   }
