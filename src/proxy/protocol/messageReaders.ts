@@ -11,7 +11,8 @@
  */
 export class ProtocolViolation extends Error {}
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading U+FEFF stays part of the text (by default it is dropped: two names would read alike).
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Statement and portal names are tracked by their decoded text, so two different byte strings

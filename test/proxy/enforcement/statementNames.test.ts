@@ -86,3 +86,25 @@ it('refuses a name past 63 bytes, which PostgreSQL would take for another sharin
     next.close();
   }
 });
+
+it('tells apart names that differ only in a leading byte-order mark, so a Bind runs the plan of the statement the server runs', async () => {
+  const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+  const marked = Buffer.concat([bom, Buffer.from('s')]);
+  const session = await openRawSession(shared.harness.via(APP));
+  try {
+    // The protected INSERT named U+FEFF "s", then a harmless statement named "s": a decoder that
+    // drops the mark would file both under "s" and bind the INSERT with the SELECT's plan.
+    session.send([
+      frame('P', cstring(marked), cstring(Buffer.from("INSERT INTO customers (ssn, note) VALUES ($1, 'marked name')")), int16(0)),
+      serialize.parse({ name: 's', text: 'SELECT $1::text' }),
+      serialize.sync(),
+    ]);
+    expect(errors(await session.readUntilReady())).toEqual([]);
+    session.send([bindTo(marked, '456-78-9012'), serialize.execute(), serialize.sync()]);
+    expect(errors(await session.readUntilReady())).toEqual([]);
+  } finally {
+    session.close();
+  }
+  expect(await storedPlaintext('456-78-9012')).toBe(0);
+  expect((await shared.direct.query("SELECT count(*)::int AS n FROM customers WHERE note = 'marked name'")).rows[0].n).toBe(1);
+});
