@@ -93,7 +93,8 @@ function formatUuid(hex: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a value's leading U+FEFF is part of it (by default it is dropped on the way back).
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Text up to this many bytes is read without TextDecoder when it is all ASCII. */
 const SHORT_TEXT_BYTES = 64;
