@@ -108,30 +108,32 @@ function opensAsTypeScript(open: NativeTokenOpen): boolean {
     const tagKey = Buffer.from(Uint8Array.from({ length: 32 }, (_, i) => (i * 53 + 7) & 255));
     const macKey = nativeMacKeyOf(tagKey);
     const cipher = new FF1(Uint8Array.from({ length: 32 }, (_, i) => (i * 19 + 3) & 255), 256, null);
-    const samples: Uint8Array[] = [Uint8Array.from({ length: MIN_NATIVE_TOKEN }, (_, i) => i * 41)];
+    // Bytes, and whether they are a token under tagKey.
+    const samples: { readonly bytes: Uint8Array; readonly token: boolean }[] = [
+      { bytes: Uint8Array.from({ length: MIN_NATIVE_TOKEN }, (_, i) => i * 41), token: false },
+    ];
     for (const tweakLength of SAMPLE_TWEAKS) {
       for (const bodyLength of [3, 12, 40]) {
         const sealed = Uint8Array.from({ length: tweakLength + bodyLength + TAG_BYTES }, (_, i) => (i * 23 + bodyLength) & 255);
         sealInTypeScript(cipher, tagKey, sealed, tweakLength, bodyLength);
-        for (const changed of [-1, 0, tweakLength, sealed.length - 1]) {
-          const sample = sealed.slice();
-          if (changed >= 0) sample[changed] = (sample[changed] as number) ^ 1;
-          samples.push(sample);
+        samples.push({ bytes: sealed, token: true });
+        for (const changed of [0, tweakLength, sealed.length - 1]) {
+          const bytes = sealed.slice();
+          bytes[changed] = (bytes[changed] as number) ^ 1;
+          samples.push({ bytes, token: false });
         }
         const retagged = sealed.slice();
         whiten(retagged); // whitening undoes itself: these are the bytes before it
         retagged[retagged.length - 1] = (retagged[retagged.length - 1] as number) ^ 1;
         whiten(retagged);
-        samples.push(retagged);
+        samples.push({ bytes: retagged, token: false });
       }
     }
-    return samples.every((sample, index) => {
-      const expected = sample.slice();
+    return samples.every(({ bytes, token }) => {
+      const expected = bytes.slice();
       const verdict = openInTypeScript(tagKey, expected);
-      const opened = sample.slice();
-      // Each sealed sample comes first, unchanged: a tag the TypeScript opens must open natively.
-      const tokenExpected = index % 5 === 1;
-      return open.openToken(macKey, opened) === verdict && verdict === tokenExpected && Buffer.compare(opened, expected) === 0;
+      const opened = bytes.slice();
+      return verdict === token && open.openToken(macKey, opened) === verdict && Buffer.compare(opened, expected) === 0;
     });
   } catch {
     return false;
