@@ -12,7 +12,8 @@ import { debuglog } from 'node:util';
 /** Why the addon is or is not in use, for tests and diagnostics. */
 export type NativeStatus = 'loaded' | 'disabled' | 'not built' | 'missing from this build' | 'failed its known-answer check';
 
-const ADDON_PATH = fileURLToPath(new URL('../../../native/crypto/build/Release/pgveil_crypto.node', import.meta.url));
+/** Where `npm run build:native` puts the addon (tests load it in child processes too). */
+export const ADDON_PATH = fileURLToPath(new URL('../../../native/crypto/build/Release/pgveil_crypto.node', import.meta.url));
 
 function load(): { exports: Readonly<Record<string, unknown>> | undefined; status: NativeStatus } {
   // PGVEIL_NATIVE=0: TypeScript only, e.g. to compare the two or on a machine without a compiler.

@@ -45,6 +45,19 @@ export function numeralsFor(length: number): readonly [Uint16Array, Uint16Array]
   return (oneValueNumerals[length] ??= [offHeapUint16Array(length), offHeapUint16Array(length)]);
 }
 
+/**
+ * Token bytes for one native call (a seal or an open), one array per length, kept for the
+ * process's life off V8's heap for the same reason; longer tokens get a fresh array. Calls are
+ * synchronous, so one array per length serves sealing and opening alike.
+ */
+const MAX_HELD_TOKEN = 256;
+const oneValueTokens: (Uint8Array | undefined)[] = [];
+
+export function tokenBytesFor(length: number): Uint8Array {
+  if (length > MAX_HELD_TOKEN) return new Uint8Array(length);
+  return (oneValueTokens[length] ??= offHeapUint8Array(length));
+}
+
 /** Seals `token` (exactly tweakLength + bodyLength + TAG_BYTES long) in TypeScript, FF1 by `cipher`. */
 export function sealInTypeScript(cipher: FF1, tagKey: Buffer, token: Uint8Array, tweakLength: number, bodyLength: number): void {
   const [numerals, body] = numeralsFor(bodyLength);
@@ -162,14 +175,6 @@ const selectedOpen = nativeDigestsStatus !== 'loaded' ? { part: undefined, statu
 export const nativeTokenOpen: NativeTokenOpen | undefined = selectedOpen.part;
 export const nativeTokenOpenStatus: NativeStatus = selectedOpen.status;
 
-/**
- * openToken's token bytes, one array per length, off V8's heap: a codec's fresh array is small
- * and on the heap, and a native call would move each one out (a malloc and a copy per token).
- * Calls are synchronous, so one array per length serves every opener.
- */
-const MAX_HELD_OPEN = 256;
-const openScratch: (Uint8Array | undefined)[] = [];
-
 /** The opener of tokens tagged under `tagKey`: native where the addon opens, else openInTypeScript. */
 export function tokenOpenerFor(tagKey: Buffer): TokenOpener {
   const open = selectedOpen.part;
@@ -178,8 +183,9 @@ export function tokenOpenerFor(tagKey: Buffer): TokenOpener {
   return (token) => {
     const length = token.length;
     if (length < MIN_NATIVE_TOKEN) return openInTypeScript(tagKey, token);
-    if (length > MAX_HELD_OPEN) return open.openToken(macKey, token);
-    const scratch = (openScratch[length] ??= offHeapUint8Array(length));
+    if (length > MAX_HELD_TOKEN) return open.openToken(macKey, token);
+    // A codec's fresh array is small and on V8's heap: the native call would move each one out.
+    const scratch = tokenBytesFor(length);
     for (let i = 0; i < length; i++) scratch[i] = token[i] as number;
     const tagged = open.openToken(macKey, scratch);
     // Only H‖S change: they are unwhitened.

@@ -5,7 +5,7 @@ import { offHeapUint8Array } from '../crypto/offHeapSlab.js';
 import type { Kind, Lang } from '../types.js';
 import { packValue, unpackValue } from './packing.js';
 import { TOKEN_CODECS } from './tokenCodecs.js';
-import { nativeSealerFor, numeralsFor, sealInTypeScript, tokenOpenerFor, type NativeSealer, type TokenOpener } from './tokenSeal.js';
+import { nativeSealerFor, numeralsFor, sealInTypeScript, tokenBytesFor, tokenOpenerFor, type NativeSealer, type TokenOpener } from './tokenSeal.js';
 import {
   PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
   scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag, type TokenLayout,
@@ -79,15 +79,6 @@ export interface HeldTokenising {
   readonly tweak: Uint8Array;
   /** The addon's one-call seal, where it is loaded. */
   readonly nativeSeal: NativeSealer | undefined;
-}
-
-/** protectOne's token bytes, one array per length, kept for the process's life off V8's heap (as numeralsFor's). */
-const MAX_HELD_TOKEN = 256;
-const oneValueTokens: (Uint8Array | undefined)[] = [];
-
-function tokenBytesFor(length: number): Uint8Array {
-  if (length > MAX_HELD_TOKEN) return new Uint8Array(length);
-  return (oneValueTokens[length] ??= offHeapUint8Array(length));
 }
 
 /**

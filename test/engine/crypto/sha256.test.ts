@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ADDON_PATH } from '../../../src/engine/crypto/nativeAddon.js';
 import { nativeDigestFunctions, nativeDigests, nativeDigestsStatus, type HmacSha256Into, type Sha256Into } from '../../../src/engine/crypto/nativeSha256.js';
 import * as selected from '../../../src/engine/crypto/sha256.js';
 import { portableHmacSha256Into, portableSha256Into } from '../../../src/engine/crypto/sha256.js';
@@ -140,12 +140,11 @@ describe('the digests in use', () => {
 });
 
 describe.skipIf(nativeSwitchedOff)('the native digests on each of their paths', () => {
-  const ADDON_FILE = fileURLToPath(new URL('../../../native/crypto/build/Release/pgveil_crypto.node', import.meta.url));
   /** In a child process (the path is chosen when the addon loads): digests of random keys and messages against node:crypto's. */
   function digestsIn(env: NodeJS.ProcessEnv): { path: string; compared: number; mismatches: number } {
     const script = `
       const crypto = require('node:crypto');
-      const addon = require(${JSON.stringify(ADDON_FILE)});
+      const addon = require(${JSON.stringify(ADDON_PATH)});
       let compared = 0, mismatches = 0;
       const digest = new Uint8Array(32);
       for (let length = 0; length <= 200; length++) {
