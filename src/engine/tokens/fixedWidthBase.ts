@@ -7,9 +7,13 @@ const ASCII = 128;
 const BIGINT_DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
 /** Up to this many bytes (a token body's 16) a BigInt is built from two 64-bit reads, not from hex text. */
 const TWO_WORD_BYTES = 16;
-/** The longest text decodeDecimal takes: a 64-byte number's width (BigInt() parsing is quadratic in the length). */
-const MAX_DECIMAL_DIGITS = 155;
-/** encodeByToString's and decodeDecimal's bytes: they are synchronous, so one buffer serves every call. */
+/** decodeAscii's limbs: 2^24 each, as many as MAX_NUMBER_BYTES take; one set serves every (synchronous) call. */
+const LIMB = 2 ** 24;
+const LIMB_INVERSE = 1 / LIMB;
+const limbScratch = new Int32Array(Math.ceil(MAX_NUMBER_BYTES / 3));
+/** A chunk of digits read into limbs at once stays below this (so a limb times it stays exact). */
+const MAX_LIMB_FACTOR = 2 ** 28;
+/** encodeByToString's bytes: it is synchronous, so one buffer serves every call. */
 const wordScratch = new Uint8Array(TWO_WORD_BYTES);
 const wordView = new DataView(wordScratch.buffer);
 
@@ -32,6 +36,10 @@ export class FixedWidthBase {
   private readonly chunkBase: bigint;
   /** The alphabet is BigInt's own digits for its radix: toString writes the digits in C++. */
   private readonly bigIntDigits: boolean;
+  /** decodeAscii: digits per multiply-add, radix^i for i up to it, and the longest text it takes. */
+  private readonly limbChunk: number;
+  private readonly limbPowers: number[];
+  private readonly maxLimbWidth: number;
 
   constructor(alphabet: string) {
     const symbols = [...alphabet];
@@ -51,6 +59,12 @@ export class FixedWidthBase {
     this.chunk = Math.floor(52 / Math.ceil(this.bitsPerSymbol));
     this.chunkBase = this.base ** BigInt(this.chunk);
     this.bigIntDigits = alphabet === BIGINT_DIGITS.slice(0, symbols.length);
+    this.limbPowers = [1];
+    while ((this.limbPowers[this.limbPowers.length - 1] as number) * this.radix < MAX_LIMB_FACTOR) {
+      this.limbPowers.push((this.limbPowers[this.limbPowers.length - 1] as number) * this.radix);
+    }
+    this.limbChunk = this.limbPowers.length - 1;
+    this.maxLimbWidth = this.width(MAX_NUMBER_BYTES);
   }
 
   width(byteCount: number): number {
@@ -105,9 +119,11 @@ export class FixedWidthBase {
 
   /** null when the text has a foreign symbol, a width no byte count gives, or too large a value. */
   decode(text: string): Uint8Array | null {
-    if (this.radix === 10 && this.bigIntDigits) {
-      const bytes = this.decodeDecimal(text);
-      if (bytes !== undefined) return bytes;
+    if (text.length >= 0x10000) return null;
+    const table = this.asciiIndex;
+    if (table !== null && text.length <= this.maxLimbWidth) {
+      const byteCount = this.byteCountOf(text.length);
+      return byteCount === 0 ? null : this.decodeAscii(text, table, byteCount);
     }
     const digits = this.digitsIn(text);
     if (!digits) return null;
@@ -124,33 +140,53 @@ export class FixedWidthBase {
   }
 
   /**
-   * decode in BigInt's own decimal digits, up to a token body's size: BigInt() reads them in C++
-   * and two 64-bit writes a word take the bytes out, twice as fast as the byte arithmetic for a
-   * token's 16 to 24 bytes. The digits are checked first (BigInt() also takes signs, spaces and
-   * prefixes). Undefined for a longer text, which the general path decodes.
+   * decode of ASCII text up to MAX_NUMBER_BYTES' width, read by character code straight into
+   * 24-bit limbs (least significant first), limbChunk digits per multiply-add: no digits array,
+   * no BigInt. Exact: a limb times radix^limbChunk (< 2^28) plus a carry stays below 2^53.
    */
-  private decodeDecimal(text: string): Uint8Array | null | undefined {
+  private decodeAscii(text: string, table: Int16Array, byteCount: number): Uint8Array | null {
+    const limbCount = Math.ceil(byteCount / 3);
+    const limbs = limbScratch;
+    limbs.fill(0, 0, limbCount);
+    const radix = this.radix;
     const width = text.length;
-    if (width > MAX_DECIMAL_DIGITS) return undefined;
-    for (let i = 0; i < width; i++) {
-      const code = text.charCodeAt(i);
-      if (code < 0x30 || code > 0x39) return null;
+    let used = 0; // limbs[used..limbCount) are still zero
+    // The first chunk takes the odd digits, so the rest are whole chunks.
+    for (let start = 0, end = width % this.limbChunk || this.limbChunk; start < width; start = end, end += this.limbChunk) {
+      let part = 0;
+      for (let i = start; i < end; i++) {
+        const code = text.charCodeAt(i);
+        const digit = code < ASCII ? (table[code] as number) : -1;
+        if (digit < 0) return null;
+        part = part * radix + digit;
+      }
+      const factor = this.limbPowers[end - start] as number;
+      let carry = part;
+      for (let i = 0; i < used; i++) {
+        const current = (limbs[i] as number) * factor + carry;
+        carry = Math.floor(current * LIMB_INVERSE); // exact: a power of two
+        limbs[i] = current - carry * LIMB;
+      }
+      for (; carry > 0; used++) {
+        if (used === limbCount) return null; // more than the limbs hold
+        const next = Math.floor(carry * LIMB_INVERSE);
+        limbs[used] = carry - next * LIMB;
+        carry = next;
+      }
     }
-    const byteCount = this.byteCountOf(width);
-    if (byteCount === 0) return null;
-    let value = BigInt(text);
     const out = new Uint8Array(byteCount);
-    // Bits above the byte count (too large a value) land in the top word's unused bytes or stay in value.
-    let above = 0;
-    for (let end = byteCount; end > 0; end -= 8) {
-      wordView.setBigUint64(0, BigInt.asUintN(64, value));
-      value >>= 64n;
-      const take = Math.min(8, end);
-      for (let i = 0; i < 8 - take; i++) above |= wordScratch[i] as number;
-      for (let i = 0; i < take; i++) out[end - take + i] = wordScratch[8 - take + i] as number;
+    let above = 0; // bits beyond byteCount in the top limb: too large a value
+    for (let i = 0; i < limbCount; i++) {
+      const limb = limbs[i] as number;
+      limbs[i] = 0;
+      for (let b = 0; b < 3; b++) {
+        const at = byteCount - 1 - (3 * i + b);
+        const byte = (limb >>> (8 * b)) & 0xff;
+        if (at >= 0) out[at] = byte;
+        else above |= byte;
+      }
     }
-    wordScratch.fill(0);
-    return above === 0 && value === 0n ? out : null;
+    return above === 0 ? out : null;
   }
 
   /** The text's digits, or null for a foreign symbol or text too long to be a token. */

@@ -38,13 +38,15 @@ function decimalCodec(grouping: Grouping): TokenCodec {
       return digits;
     },
     parse(token) {
+      // Without a space the decoder's own check is the pattern's: digits only.
+      if (!token.includes(' ')) return DECIMAL.decode(token);
       if (token.length > 32_768 || !DIGIT_GROUPS.test(token)) return null;
-      return DECIMAL.decode(token.includes(' ') ? token.replaceAll(' ', '') : token);
+      return DECIMAL.decode(token.replaceAll(' ', ''));
     },
   };
 }
 
-const EMAIL_TOKEN = /^([a-z0-9]+)@([a-z0-9]+)\.([a-z0-9]{3}|[a-z]{4})$/;
+const LETTERS_ONLY = /^[a-z]+$/;
 const TLD_BASE36_WIDTH = 3;
 const TLD_LETTERS_WIDTH = 4;
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
@@ -91,9 +93,14 @@ const emailCodec: TokenCodec = {
     return `${text.slice(0, local)}@${text.slice(local, text.length - tld)}.${lettersOnlyTld(text.slice(text.length - tld))}`;
   },
   parse(token) {
-    const m = EMAIL_TOKEN.exec(token);
-    const tld = m?.[3] === undefined ? null : tldBase36(m[3]);
-    return m && tld !== null ? BASE36.decode(`${m[1]}${m[2]}${tld}`) : null;
+    // local@domain.tld, each part non-empty: what is left (their characters) the decoder checks.
+    const at = token.indexOf('@');
+    const dot = token.lastIndexOf('.');
+    if (at < 1 || dot < at + 2) return null;
+    const tldWidth = token.length - dot - 1;
+    const tld = tldWidth === TLD_BASE36_WIDTH ? token.slice(dot + 1)
+      : tldWidth === TLD_LETTERS_WIDTH && LETTERS_ONLY.test(token.slice(dot + 1)) ? tldBase36(token.slice(dot + 1)) : null;
+    return tld === null ? null : BASE36.decode(token.slice(0, at) + token.slice(at + 1, dot) + tld);
   },
 };
 

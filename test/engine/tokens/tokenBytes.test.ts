@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FixedWidthBase } from '../../../src/engine/tokens/fixedWidthBase.js';
 import { packValue, unpackValue, MIN_PACKED_BYTES } from '../../../src/engine/tokens/packing.js';
-import { FIXED_WIDTH_ALPHABETS } from '../../../src/engine/tokens/tokenCodecs.js';
+import { FIXED_WIDTH_ALPHABETS, TOKEN_CODECS } from '../../../src/engine/tokens/tokenCodecs.js';
 import { ReferenceFixedWidthBase, referencePackSymbols, referenceUnpackSymbols } from '../bigintReference.js';
 
 const SYMBOLS = '0123456789 -./+(),:';
@@ -120,5 +120,60 @@ describe('FixedWidthBase', () => {
     expect([...(codec.decode('16777215') as Uint8Array)]).toEqual([255, 255, 255]);
     expect(codec.decode('')).toBeNull();
     expect(codec.decode('1'.repeat(0x10000))).toBeNull();
+  });
+});
+
+/** The token codecs' parse as it was written first, with patterns: the reference for the hand-written one. */
+const referenceDecimal = new ReferenceFixedWidthBase(FIXED_WIDTH_ALPHABETS.decimal);
+const referenceBase36 = new ReferenceFixedWidthBase(FIXED_WIDTH_ALPHABETS.base36);
+function referenceDecimalParse(token: string): Uint8Array | null {
+  if (token.length > 32_768 || !/^[0-9]+(?: [0-9]+)*$/.test(token)) return null;
+  return referenceDecimal.decode(token.replaceAll(' ', ''));
+}
+function referenceEmailParse(token: string): Uint8Array | null {
+  const m = /^([a-z0-9]+)@([a-z0-9]+)\.([a-z0-9]{3}|[a-z]{4})$/.exec(token);
+  if (!m) return null;
+  let tld: string | null = m[3] as string;
+  if (tld.length === 4) {
+    let n = 0;
+    for (const c of tld) n = n * 26 + 'abcdefghijklmnopqrstuvwxyz'.indexOf(c);
+    const base36 = [2, 1, 0].map((k) => FIXED_WIDTH_ALPHABETS.base36.charAt(Math.floor(n / 36 ** k) % 36)).join('');
+    tld = n >= 36 ** 3 || /^[a-z]+$/.test(base36) ? null : base36;
+  }
+  return tld === null ? null : referenceBase36.decode(`${m[1]}${m[2]}${tld}`);
+}
+
+describe('token codecs', () => {
+  const bytesOf = (b: Uint8Array | null) => (b === null ? null : Buffer.from(b));
+  /** Rendered tokens, and texts near them: a character inserted, changed or removed. */
+  const nearTokens = (kind: 'email' | 'ccn' | 'phone' | 'numeric', extra: string) => {
+    const token = fc.uint8Array({ minLength: 11, maxLength: 40 }).map((b) => TOKEN_CODECS[kind].render(b, '', 'en'));
+    return fc.oneof(
+      token,
+      fc.tuple(token, fc.nat(), fc.constantFrom(...extra)).map(([t, at, c]) => t.slice(0, at % (t.length + 1)) + c + t.slice(at % (t.length + 1))),
+      fc.tuple(token, fc.nat(), fc.constantFrom(...extra)).map(([t, at, c]) => t.slice(0, at % t.length) + c + t.slice((at % t.length) + 1)),
+      fc.tuple(token, fc.nat()).map(([t, at]) => t.slice(0, at % t.length) + t.slice((at % t.length) + 1)),
+      fc.string({ unit: fc.constantFrom(...extra), maxLength: 30 }),
+    );
+  };
+
+  it('email: reads the same bytes as the pattern did, and refuses what it refused', () => {
+    fc.assert(fc.property(nearTokens('email', '@.aZz09 é-'), (t) => {
+      expect(bytesOf(TOKEN_CODECS.email.parse(t))).toEqual(bytesOf(referenceEmailParse(t)));
+    }), { numRuns: 3000 });
+    for (const t of ['a@b.cde', '@b.cde', 'a@.cde', 'a@b.', 'a@b.cd', 'a@b.cdefg', 'a@b@c.def', 'a.b@c.def', 'a@b.c.def', 'a@b.zzzz', 'a@b.aaaa', 'A@b.cde', 'a@b.cd9', 'a@b.cd9a']) {
+      expect(bytesOf(TOKEN_CODECS.email.parse(t))).toEqual(bytesOf(referenceEmailParse(t)));
+    }
+  });
+
+  it('decimal kinds: read the same bytes as the pattern did, grouped or not', () => {
+    for (const kind of ['ccn', 'phone', 'numeric'] as const) {
+      fc.assert(fc.property(nearTokens(kind, '0 9x-'), (t) => {
+        expect(bytesOf(TOKEN_CODECS[kind].parse(t))).toEqual(bytesOf(referenceDecimalParse(t)));
+      }), { numRuns: 1500 });
+    }
+    for (const t of ['', ' ', '12345678', ' 12345678', '12345678 ', '1234  5678', '1234 5678', '１２３４５６７８']) {
+      expect(bytesOf(TOKEN_CODECS.numeric.parse(t))).toEqual(bytesOf(referenceDecimalParse(t)));
+    }
   });
 });
