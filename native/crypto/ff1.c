@@ -230,13 +230,13 @@ Ff1Context *ff1_context_of(napi_env env, napi_value value) {
   return (Ff1Context *)handle_data(env, value, &CONTEXT_TAG);
 }
 
-int ff1_crypt_radix256(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, const Ff1Tweaks *tweaks, bool decrypt) {
+int ff1_crypt_radix256(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count, const Ff1Tweaks *tweaks, bool decrypt) {
   uint32_t u = n / 2, v = n - u;
   if (n < 3 || n > MAX_BYTES_N) return 0;
   /* Halves of up to six bytes fit the integer path (256^6 < 2^53), as crypt routes them. */
-  if (v > 6) return ff1_crypt_bytes(context, n, input, output, 1, tweaks, decrypt);
+  if (v > 6) return ff1_crypt_bytes(context, n, input, output, count, tweaks, decrypt);
   const Ff1Values values = {input, output, NULL, NULL};
-  return ff1_crypt_lanes(context, 256, n, UINT64_C(1) << (8 * u), UINT64_C(1) << (8 * v), tweaks, 1, decrypt, &values);
+  return ff1_crypt_lanes(context, 256, n, UINT64_C(1) << (8 * u), UINT64_C(1) << (8 * v), tweaks, count, decrypt, &values);
 }
 
 static napi_value ff1_crypt(napi_env env, napi_callback_info info) {

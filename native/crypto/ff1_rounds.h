@@ -76,10 +76,10 @@ int ff1_crypt_bytes(Ff1Context *context, uint32_t n, const uint16_t *input, uint
 Ff1Context *ff1_context_of(napi_env env, napi_value value);
 
 /*
- * FF1 in radix 256 of one value of 3 <= n <= MAX_BYTES_N bytes (as numerals), by whichever path
- * crypt would take for it. 1 on success; 0 for another n or when AES fails.
+ * FF1 in radix 256 of count values of 3 <= n <= MAX_BYTES_N bytes each (as numerals, end to end),
+ * by whichever path crypt would take for them. 1 on success; 0 for another n or when AES fails.
  */
-int ff1_crypt_radix256(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, const Ff1Tweaks *tweaks, bool decrypt);
+int ff1_crypt_radix256(Ff1Context *context, uint32_t n, const uint16_t *input, uint16_t *output, size_t count, const Ff1Tweaks *tweaks, bool decrypt);
 
 /*
  * An FF1 call's `count` arguments into argv and the context its first one holds (a createContext

@@ -26,11 +26,9 @@
 
 #include "addon.h"
 #include "ff1_rounds.h"
+#include "token_layout.h"
 
-#define PREFIX_BYTES 5
-#define TAG_BYTES 3
 #define MAX_TWEAK_BYTES 64
-#define DIGEST_BYTES 32
 
 static napi_value seal_token(napi_env env, napi_callback_info info) {
   size_t argc = 5;
@@ -54,7 +52,7 @@ static napi_value seal_token(napi_env env, napi_callback_info info) {
   uint8_t digest[DIGEST_BYTES];
   for (uint32_t p = 0; p < body_length; p++) plain[p] = token[tweak_length + p];
   const Ff1Tweaks tweak = {token, tweak_length, NULL};
-  int ok = ff1_crypt_radix256(context, body_length, plain, sealed, &tweak, false);
+  int ok = ff1_crypt_radix256(context, body_length, plain, sealed, 1, &tweak, false);
   OPENSSL_cleanse(plain, body_length * sizeof(plain[0]));
   /* Whatever fails below, the plaintext is no longer in the token. */
   for (uint32_t p = 0; p < body_length; p++) token[tweak_length + p] = ok ? (uint8_t)sealed[p] : 0;
@@ -72,8 +70,6 @@ static napi_value seal_token(napi_env env, napi_callback_info info) {
   }
   return NULL;
 }
-
-#define MIN_TOKEN_BYTES (PREFIX_BYTES + 3 + TAG_BYTES)
 
 static napi_value open_token(napi_env env, napi_callback_info info) {
   size_t argc = 2;

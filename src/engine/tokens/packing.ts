@@ -118,22 +118,27 @@ function utf8Text(bytes: Uint8Array, start: number, end: number): string | null 
 
 /** The inverse of packValue; null when the bytes are not a packing (a forged or corrupt token). */
 export function unpackValue(packed: Uint8Array): string | null {
-  if (packed.length < MIN_PACKED_BYTES) return null;
-  const header = packed[0] as number;
+  return unpackValueIn(packed, 0, packed.length);
+}
+
+/** unpackValue of bytes[start, end), read where they lie. */
+export function unpackValueIn(bytes: Uint8Array, start: number, end: number): string | null {
+  if (end - start < MIN_PACKED_BYTES) return null;
+  const header = bytes[start] as number;
   const pad = header & 3;
   const encoding = header >> 2;
-  if (pad > packed.length - 1) return null;
-  for (let i = packed.length - pad; i < packed.length; i++) if (packed[i] !== 0) return null;
-  const end = packed.length - pad;
+  if (pad > end - start - 1) return null;
+  for (let i = end - pad; i < end; i++) if (bytes[i] !== 0) return null;
+  const valueEnd = end - pad;
   switch (encoding) {
     case ENC_UTF8:
-      return utf8Text(packed, 1, end);
+      return utf8Text(bytes, start + 1, valueEnd);
     case ENC_SYMBOLS:
-      return unpackSymbols(packed, 1, end);
+      return unpackSymbols(bytes, start + 1, valueEnd);
     case ENC_UUID_LOWER:
     case ENC_UUID_UPPER: {
-      if (end - 1 !== 16) return null;
-      const hex = Buffer.from(packed.subarray(1, end)).toString('hex');
+      if (valueEnd - start - 1 !== 16) return null;
+      const hex = Buffer.from(bytes.buffer, bytes.byteOffset + start + 1, 16).toString('hex');
       return formatUuid(encoding === ENC_UUID_UPPER ? hex.toUpperCase() : hex);
     }
     default:

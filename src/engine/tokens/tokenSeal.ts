@@ -13,8 +13,8 @@ import { MIN_BODY_BYTES, PREFIX_BYTES, TAG_BYTES, tagMatches, whiten, writeTag }
  * a hash of everything after them. In TypeScript that is three calls (FF1, HMAC, SHA-256); the
  * native addon does it in one (native/crypto/token_seal.c), chosen once when this module loads,
  * only where it gives the TypeScript bytes for the samples below. Opening runs the first two
- * steps back (unwhitening, the tag check) in one call the same way; the body's FF1 stays the
- * caller's, batched.
+ * steps back (unwhitening, the tag check) in one call the same way, the body's FF1 then the
+ * caller's, batched: the path of tokens the addon does not unseal (tokenUnseal.ts) in one go.
  */
 
 export interface NativeTokenSeal {

@@ -3,13 +3,16 @@ import type { Keyring } from '../../keys/index.js';
 import { FF1 } from '../crypto/ff1.js';
 import { offHeapUint8Array } from '../crypto/offHeapSlab.js';
 import type { Kind, Lang } from '../types.js';
-import { packValue, unpackValue } from './packing.js';
+import { packValue, unpackValue, unpackValueIn } from './packing.js';
 import { TOKEN_CODECS } from './tokenCodecs.js';
 import { nativeSealerFor, numeralsFor, sealInTypeScript, tokenBytesFor, tokenOpenerFor, type NativeSealer, type TokenOpener } from './tokenSeal.js';
 import {
   PREFIX_BYTES, TAG_BYTES, encodeHeader, nonceCodeForNoise, nonceLength,
   scopeId, scopeMatches, splitToken, tagMatches, whiten, writeTag, type TokenLayout,
 } from './tokenFormat.js';
+import {
+  UNSEALED_NOT_A_TOKEN, UNSEALED_OTHER_SCOPE, nativeTokensUnsealerFor, nativeUnsealerFor, type TokenUnsealer, type TokensUnsealer,
+} from './tokenUnseal.js';
 
 export interface UnprotectOutcome {
   result: string[];
@@ -55,6 +58,14 @@ interface VersionKeys {
   /** Unwhitens token bytes and checks their tag under tagKey (natively where the addon does). */
   open: TokenOpener;
   ciphers: Map<string, FF1>;
+  /** By scope: the addon's one-call unseal of this version's tokens, null where it has none. */
+  unsealers: Map<string, Unsealers | null>;
+}
+
+/** The addon's unseal of one (kind, scope, version)'s tokens, one at a time and many at once. */
+interface Unsealers {
+  readonly one: TokenUnsealer;
+  readonly many: TokensUnsealer;
 }
 const CIPHERS_PER_KIND = 1024;
 
@@ -82,6 +93,19 @@ export interface HeldTokenising {
 }
 
 /**
+ * A token's plaintext, or why there is none, from the addon's one-call unseal; undefined where
+ * it does not take the token (no addon, another key version, a long body): the caller opens it.
+ */
+function unsealedValue(bytes: Uint8Array, bodyStart: number): string | TokenDiscrepancy | undefined {
+  if (bodyStart === UNSEALED_NOT_A_TOKEN) return NOT_A_TOKEN;
+  if (bodyStart === UNSEALED_OTHER_SCOPE) return OTHER_SCOPE;
+  if (bodyStart < 0) return undefined;
+  const value = unpackValueIn(bytes, bodyStart, bytes.length - TAG_BYTES);
+  bytes.fill(0);
+  return value ?? NOT_A_TOKEN;
+}
+
+/**
  * Vaultless, reversible tokens in the kind's alphabet (see tokenFormat.ts for the layout).
  * The FF1 over the token bodies runs batched across the request.
  */
@@ -103,7 +127,7 @@ export class Tokeniser {
     let keys = byVersion[version];
     if (!keys) {
       const tagKey = this.keyring.subkey(TAG_PURPOSE, kind, '', version);
-      keys = { tagKey, open: tokenOpenerFor(tagKey), ciphers: new Map() };
+      keys = { tagKey, open: tokenOpenerFor(tagKey), ciphers: new Map(), unsealers: new Map() };
       byVersion[version] = keys;
     }
     return keys;
@@ -113,11 +137,30 @@ export class Tokeniser {
     let cipher = keys.ciphers.get(scope);
     if (!cipher) {
       // Scopes come from requests: bound the map rather than grow it without end.
-      if (keys.ciphers.size >= CIPHERS_PER_KIND) keys.ciphers.clear();
+      if (keys.ciphers.size >= CIPHERS_PER_KIND) {
+        keys.ciphers.clear();
+        keys.unsealers.clear();
+      }
       cipher = new FF1(this.keyring.subkey(BODY_PURPOSE, kind, scope, version), 256);
       keys.ciphers.set(scope, cipher);
     }
     return cipher;
+  }
+
+  /** The one-call unseal of the current version's tokens of (kind, scope); undefined without the addon. */
+  private currentUnsealers(kind: Kind, scope: string): Unsealers | undefined {
+    const version = this.keyring.currentVersion;
+    const keys = this.keysFor(kind, version);
+    let unsealers = keys.unsealers.get(scope);
+    if (unsealers === undefined) {
+      const cipher = this.bodyCipher(kind, scope, version, keys);
+      const id = scopeId(keys.tagKey, scope);
+      const one = nativeUnsealerFor(cipher, keys.tagKey, version, id);
+      const many = nativeTokensUnsealerFor(cipher, keys.tagKey, version, id);
+      unsealers = one && many ? { one, many } : null;
+      keys.unsealers.set(scope, unsealers);
+    }
+    return unsealers ?? undefined;
   }
 
   protect(kind: Kind, values: readonly string[], scope: string, noise: number, lang: Lang): string[] {
@@ -197,7 +240,13 @@ export class Tokeniser {
    * that call lists the index in invalidToken or invalidScope), without the batch's arrays.
    */
   unprotectOne(kind: Kind, token: string, scope: string): string | TokenDiscrepancy {
-    const opened = this.openToken(kind, token, scope);
+    // parse gives a fresh array, so it is unsealed or unwhitened in place.
+    const parsed = TOKEN_CODECS[kind].parse(token);
+    if (parsed === null) return NOT_A_TOKEN;
+    const unseal = this.currentUnsealers(kind, scope)?.one;
+    const unsealed = unseal === undefined ? undefined : unsealedValue(parsed, unseal(parsed));
+    if (unsealed !== undefined) return unsealed;
+    const opened = this.openParsed(kind, parsed, scope);
     if (typeof opened === 'number') return opened;
     const { bytes, layout, keys } = opened;
     const { bodyStart, bodyEnd } = layout;
@@ -218,11 +267,8 @@ export class Tokeniser {
     return value ?? NOT_A_TOKEN;
   }
 
-  /** A token's unwhitened bytes, layout and keys once its tag and scope check out; else why it is no token here. */
-  private openToken(kind: Kind, token: string, scope: string): OpenedToken | TokenDiscrepancy {
-    // parse gives a fresh array, so it is unwhitened in place.
-    const bytes = TOKEN_CODECS[kind].parse(token);
-    if (bytes === null) return NOT_A_TOKEN;
+  /** Parsed token bytes unwhitened, their layout and keys once the tag and scope check out; else why they are no token here. */
+  private openParsed(kind: Kind, bytes: Uint8Array, scope: string): OpenedToken | TokenDiscrepancy {
     // Unwhitened and checked against the current key's tag in one step: the version the tag is
     // under is in the whitened header, and nearly every token is of the current one.
     const currentVersion = this.keyring.currentVersion;
@@ -245,8 +291,18 @@ export class Tokeniser {
     // Valid tokens grouped by key version, so that each version's bodies decrypt in one batch.
     const byVersion = new Map<number, VersionGroup>();
 
+    const codec = TOKEN_CODECS[kind];
+    // parse gives fresh arrays, so they are unsealed or unwhitened in place.
+    const parsedTokens = tokens.map((token) => codec.parse(token));
+    const outcomes = this.currentUnsealers(kind, scope)?.many(parsedTokens);
     for (let index = 0; index < tokens.length; index++) {
-      const opened = this.openToken(kind, tokens[index] as string, scope);
+      const parsed = parsedTokens[index] as Uint8Array | null;
+      const unsealed = parsed === null ? NOT_A_TOKEN : outcomes === undefined ? undefined : unsealedValue(parsed, outcomes[index] as number);
+      if (typeof unsealed === 'string') result[index] = unsealed;
+      else if (unsealed === NOT_A_TOKEN) invalidToken.push(index);
+      else if (unsealed === OTHER_SCOPE) invalidScope.push(index);
+      if (unsealed !== undefined) continue;
+      const opened = this.openParsed(kind, parsed as Uint8Array, scope);
       if (opened === NOT_A_TOKEN) invalidToken.push(index);
       else if (opened === OTHER_SCOPE) invalidScope.push(index);
       else {

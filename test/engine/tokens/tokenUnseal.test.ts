@@ -1,0 +1,156 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FF1 } from '../../../src/engine/crypto/ff1.js';
+import { nativeDigests } from '../../../src/engine/crypto/nativeSha256.js';
+import { nativeMacKeyOf } from '../../../src/engine/crypto/sha256.js';
+import { Tokeniser } from '../../../src/engine/tokens/tokeniser.js';
+import { sealInTypeScript } from '../../../src/engine/tokens/tokenSeal.js';
+import { TAG_BYTES, encodeHeader, whiten } from '../../../src/engine/tokens/tokenFormat.js';
+import {
+  UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_TAKEN, nativeTokenUnseal, nativeTokenUnsealStatus, nativeTokensUnsealerFor, nativeUnsealerFor,
+  unsealInTypeScript, type NativeTokenUnseal,
+} from '../../../src/engine/tokens/tokenUnseal.js';
+import { Keyring } from '../../../src/keys/index.js';
+import { loadedNativeFf1, nativeSwitchedOff, thrownBy } from '../crypto/nativeAddon.js';
+
+/** The addon's unseal, or a loud failure: CI builds it. */
+function loadedUnseal(): NativeTokenUnseal {
+  if (!nativeTokenUnseal) throw new Error(`the native token unseal is ${nativeTokenUnsealStatus}: \`npm run build:native\` builds it`);
+  return nativeTokenUnseal;
+}
+
+const VERSION = 5;
+const scopeBytes = (n: number) => Uint8Array.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+
+/**
+ * Token bytes as the tokeniser would read them: sealed under one of two versions and scope ids,
+ * sometimes with a bit changed before or after whitening (no longer a token), sometimes any bytes.
+ */
+const tokenBytes = fc.record({
+  nonceCode: fc.integer({ min: 0, max: 7 }),
+  bodyLength: fc.integer({ min: 3, max: 128 }),
+  version: fc.constantFrom(VERSION, VERSION, VERSION, VERSION + 1),
+  scope: fc.constantFrom(0x01020304, 0x01020304, 0xfffffffe),
+  flip: fc.option(fc.tuple(fc.boolean(), fc.nat()), { nil: undefined, freq: 3 }),
+  junk: fc.option(fc.uint8Array({ minLength: 0, maxLength: 60 }), { nil: undefined, freq: 8 }),
+  seed: fc.integer({ min: 0, max: 255 }),
+});
+
+function sealedSample(cipher: FF1, tagKey: Buffer, sample: typeof tokenBytes extends fc.Arbitrary<infer T> ? T : never): Uint8Array {
+  if (sample.junk) return sample.junk;
+  const tweakLength = 5 + (sample.nonceCode === 0 ? 0 : 2 + 2 * sample.nonceCode);
+  const token = Uint8Array.from({ length: tweakLength + sample.bodyLength + TAG_BYTES }, (_, i) => (i * 29 + sample.seed) & 255);
+  token[0] = encodeHeader(sample.nonceCode, sample.version);
+  token.set(scopeBytes(sample.scope), 1);
+  sealInTypeScript(cipher, tagKey, token, tweakLength, sample.bodyLength);
+  if (sample.flip) {
+    const [beforeWhitening, at] = sample.flip;
+    if (beforeWhitening) whiten(token);
+    token[at % token.length] = (token[at % token.length] as number) ^ (1 << (at % 8));
+    if (beforeWhitening) whiten(token);
+  }
+  return token;
+}
+
+describe('unsealing tokens', () => {
+  it('is native where the addon is loaded', () => {
+    if (nativeSwitchedOff) expect(nativeTokenUnsealStatus).toBe('disabled');
+    else expect(loadedUnseal()).toBeDefined();
+  });
+
+  it.skipIf(nativeSwitchedOff)('gives the TypeScript outcome and bytes, one by one and many at once (property)', () => {
+    loadedUnseal();
+    fc.assert(fc.property(
+      fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.array(tokenBytes, { minLength: 1, maxLength: 40 }),
+      (bodyKey, tagKeyBytes, samples) => {
+        const tagKey = Buffer.from(tagKeyBytes);
+        const reference = new FF1(bodyKey, 256, null);
+        const tokens = samples.map((sample) => sealedSample(reference, tagKey, sample));
+        const expectedBytes = tokens.map((token) => token.slice());
+        const expected = expectedBytes.map((token) => (token.length < 11 ? UNSEALED_NOT_A_TOKEN : unsealInTypeScript(reference, tagKey, token, VERSION, scopeBytes(0x01020304))));
+        const native = new FF1(bodyKey, 256);
+        const one = nativeUnsealerFor(native, tagKey, VERSION, scopeBytes(0x01020304));
+        const many = nativeTokensUnsealerFor(native, tagKey, VERSION, scopeBytes(0x01020304));
+        const oneByOne = tokens.map((token) => token.slice());
+        expect(oneByOne.map((token) => one?.(token))).toEqual(expected);
+        const together = tokens.map((token) => token.slice());
+        expect([...(many?.(together) ?? new Int32Array(0)).subarray(0, tokens.length)]).toEqual(expected);
+        expected.forEach((outcome, i) => {
+          const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+          // An unsealed token holds its plaintext body; a refused one is left as it was read.
+          const want = outcome > 0 ? expectedBytes[i] as Uint8Array : tokens[i] as Uint8Array;
+          expect(hex(oneByOne[i] as Uint8Array)).toBe(hex(want));
+          expect(hex(together[i] as Uint8Array)).toBe(hex(want));
+        });
+      },
+    ), { numRuns: 200 });
+  });
+
+  it.skipIf(nativeSwitchedOff)('leaves a body longer than the addon takes, or another version, to the open; short bytes are no token', () => {
+    const tagKey = Buffer.alloc(32, 4);
+    const cipher = new FF1(new Uint8Array(32).fill(6), 256);
+    const many = nativeTokensUnsealerFor(cipher, tagKey, VERSION, scopeBytes(7));
+    const token = new Uint8Array(5 + 129 + TAG_BYTES);
+    token[0] = encodeHeader(0, VERSION);
+    token.set(scopeBytes(7), 1);
+    sealInTypeScript(new FF1(new Uint8Array(32).fill(6), 256, null), tagKey, token, 5, 129);
+    const short = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const before = [token.slice(), short.slice()];
+    expect(nativeUnsealerFor(cipher, tagKey, VERSION, scopeBytes(7))?.(token)).toBe(UNSEALED_NOT_TAKEN);
+    expect([...(many?.([token, short, null]) ?? [])].slice(0, 3)).toEqual([UNSEALED_NOT_TAKEN, UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_A_TOKEN]);
+    expect([token, short]).toEqual(before);
+  });
+
+  it.skipIf(nativeSwitchedOff)('unseals more tokens than one native call takes, by count and by bytes', () => {
+    const tokeniser = new Tokeniser(new Keyring([{ version: 1, key: Buffer.alloc(32, 3) }]));
+    // Two values in three near the longest body the addon takes (1024 of them pass 64 KiB), one in 500 longer (opened, not unsealed).
+    const values = Array.from({ length: 2500 }, (_, i) => (i % 500 === 1 ? 'x'.repeat(200) : i % 3 !== 1 ? `${'long text value '.repeat(6)}${i}` : `v${i}`));
+    const tokens = tokeniser.protect('text', values, 'many', 0, 'en');
+    expect(tokeniser.unprotect('text', tokens, 'many')).toEqual({ result: values, invalidToken: [], invalidScope: [] });
+  });
+});
+
+describe.skipIf(nativeSwitchedOff)('the native unseal, given bad arguments', () => {
+  it('throws a TypeError or RangeError for a wrong handle, array, length, version or scope, and never names a byte', () => {
+    const unseal = loadedUnseal();
+    const ff1 = loadedNativeFf1().createContext(new Uint8Array(32));
+    const mac = (nativeDigests as NonNullable<typeof nativeDigests>).createMacKey(new Uint8Array(32));
+    const secret = Uint8Array.from(Buffer.from('0123456789s3cretvalue', 'latin1'));
+    const ends = Uint32Array.from([secret.length]);
+    const outcomes = new Int32Array(1);
+    const refusals = [
+      thrownBy(() => unseal.unsealToken(mac as never, mac, secret.slice(), 1, 0)),
+      thrownBy(() => unseal.unsealToken(ff1, ff1 as never, secret.slice(), 1, 0)),
+      thrownBy(() => unseal.unsealToken(ff1, mac, new Uint16Array(24) as unknown as Uint8Array, 1, 0)),
+      thrownBy(() => unseal.unsealToken(ff1, mac, secret.slice(0, 10), 1, 0)),
+      thrownBy(() => unseal.unsealToken(ff1, mac, secret.slice(), 0, 0)),
+      thrownBy(() => unseal.unsealToken(ff1, mac, secret.slice(), 32, 0)),
+      thrownBy(() => unseal.unsealToken(ff1, mac, secret.slice(), 1, 2 ** 32)),
+      thrownBy(() => unseal.unsealToken(ff1, mac, secret.slice(), 1, -1)),
+      thrownBy(() => (unseal.unsealToken as (...args: unknown[]) => number)(ff1, mac, secret.slice(), 1)),
+      thrownBy(() => unseal.unsealTokens(ff1, {} as never, secret.slice(), ends, 1, 0, outcomes)),
+      thrownBy(() => unseal.unsealTokens(ff1, mac, secret.slice(), new Uint32Array(0), 1, 0, new Int32Array(0))),
+      thrownBy(() => unseal.unsealTokens(ff1, mac, secret.slice(), new Uint32Array(1025).fill(secret.length), 1, 0, new Int32Array(1025))),
+      thrownBy(() => unseal.unsealTokens(ff1, mac, secret.slice(), ends, 1, 0, new Int32Array(2))),
+      thrownBy(() => unseal.unsealTokens(ff1, mac, secret.slice(), Uint32Array.from([12, 11, secret.length]), 1, 0, new Int32Array(3))),
+      thrownBy(() => unseal.unsealTokens(ff1, mac, secret.slice(), Uint32Array.from([secret.length - 1]), 1, 0, outcomes)),
+      thrownBy(() => unseal.unsealTokens(ff1, mac, secret.slice(), Uint32Array.from([secret.length + 1]), 1, 0, outcomes)),
+      thrownBy(() => unseal.unsealTokens(ff1, mac, secret.slice(), ends, 1, 0, new Uint32Array(1) as unknown as Int32Array)),
+    ];
+    for (const error of refusals) {
+      expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+      expect(String(error)).not.toMatch(/s3cret|73 33|0123/);
+    }
+  });
+
+  it('checks every argument before it unwhitens anything', () => {
+    const unseal = loadedUnseal();
+    const ff1 = loadedNativeFf1().createContext(new Uint8Array(32));
+    const mac = (nativeMacKeyOf as NonNullable<typeof nativeMacKeyOf>)(Buffer.alloc(32, 1));
+    const token = Uint8Array.from({ length: 24 }, (_, i) => i + 1);
+    const before = token.slice();
+    expect(thrownBy(() => unseal.unsealToken(ff1, mac, token, 0, 0))).toBeInstanceOf(RangeError);
+    expect(thrownBy(() => unseal.unsealTokens(ff1, mac, token, Uint32Array.from([24]), 1, 0, new Int32Array(2)))).toBeInstanceOf(RangeError);
+    expect([...token]).toEqual([...before]);
+  });
+});
