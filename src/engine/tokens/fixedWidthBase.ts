@@ -1,4 +1,5 @@
 import { digitsToBytes, takeDigits } from './byteArithmetic.js';
+import { LimbNumber, MAX_LIMB_FACTOR } from './limbNumber.js';
 
 /** Above this many bytes conversion goes through BigInt, faster on long inputs (byteArithmetic.ts). */
 const MAX_NUMBER_BYTES = 64;
@@ -7,12 +8,8 @@ const ASCII = 128;
 const BIGINT_DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
 /** Up to this many bytes (a token body's 16) a BigInt is built from two 64-bit reads, not from hex text. */
 const TWO_WORD_BYTES = 16;
-/** decodeAscii's limbs: 2^24 each, as many as MAX_NUMBER_BYTES take; one set serves every (synchronous) call. */
-const LIMB = 2 ** 24;
-const LIMB_INVERSE = 1 / LIMB;
-const limbScratch = new Int32Array(Math.ceil(MAX_NUMBER_BYTES / 3));
-/** A chunk of digits read into limbs at once stays below this (so a limb times it stays exact). */
-const MAX_LIMB_FACTOR = 2 ** 28;
+/** decodeAscii's number: calls are synchronous, so one serves every call. */
+const limbNumber = new LimbNumber();
 /** encodeByToString's bytes: it is synchronous, so one buffer serves every call. */
 const wordScratch = new Uint8Array(TWO_WORD_BYTES);
 const wordView = new DataView(wordScratch.buffer);
@@ -140,53 +137,32 @@ export class FixedWidthBase {
   }
 
   /**
-   * decode of ASCII text up to MAX_NUMBER_BYTES' width, read by character code straight into
-   * 24-bit limbs (least significant first), limbChunk digits per multiply-add: no digits array,
-   * no BigInt. Exact: a limb times radix^limbChunk (< 2^28) plus a carry stays below 2^53.
+   * decode of ASCII text up to MAX_NUMBER_BYTES' width, read by character code straight into a
+   * LimbNumber, limbChunk digits per multiply-add: no digits array, no BigInt.
    */
   private decodeAscii(text: string, table: Int16Array, byteCount: number): Uint8Array | null {
-    const limbCount = Math.ceil(byteCount / 3);
-    const limbs = limbScratch;
-    limbs.fill(0, 0, limbCount);
+    const number = limbNumber;
+    number.reset(byteCount);
     const radix = this.radix;
     const width = text.length;
-    let used = 0; // limbs[used..limbCount) are still zero
     // The first chunk takes the odd digits, so the rest are whole chunks.
     for (let start = 0, end = width % this.limbChunk || this.limbChunk; start < width; start = end, end += this.limbChunk) {
       let part = 0;
       for (let i = start; i < end; i++) {
         const code = text.charCodeAt(i);
         const digit = code < ASCII ? (table[code] as number) : -1;
-        if (digit < 0) return null;
+        if (digit < 0) {
+          number.reset(0);
+          return null;
+        }
         part = part * radix + digit;
       }
-      const factor = this.limbPowers[end - start] as number;
-      let carry = part;
-      for (let i = 0; i < used; i++) {
-        const current = (limbs[i] as number) * factor + carry;
-        carry = Math.floor(current * LIMB_INVERSE); // exact: a power of two
-        limbs[i] = current - carry * LIMB;
-      }
-      for (; carry > 0; used++) {
-        if (used === limbCount) return null; // more than the limbs hold
-        const next = Math.floor(carry * LIMB_INVERSE);
-        limbs[used] = carry - next * LIMB;
-        carry = next;
+      if (!number.multiplyAdd(this.limbPowers[end - start] as number, part)) {
+        number.reset(0);
+        return null;
       }
     }
-    const out = new Uint8Array(byteCount);
-    let above = 0; // bits beyond byteCount in the top limb: too large a value
-    for (let i = 0; i < limbCount; i++) {
-      const limb = limbs[i] as number;
-      limbs[i] = 0;
-      for (let b = 0; b < 3; b++) {
-        const at = byteCount - 1 - (3 * i + b);
-        const byte = (limb >>> (8 * b)) & 0xff;
-        if (at >= 0) out[at] = byte;
-        else above |= byte;
-      }
-    }
-    return above === 0 ? out : null;
+    return number.toBytes(byteCount);
   }
 
   /** The text's digits, or null for a foreign symbol or text too long to be a token. */

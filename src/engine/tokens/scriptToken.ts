@@ -9,7 +9,7 @@ import { codePointsToString } from '../scripts/codePoints.js';
 import { fromBaseDigits, toBaseDigits } from '../scripts/mixedRadix.js';
 import type { ScriptId } from '../scripts/scriptIds.js';
 import { tokenAlphabet, tokenAlphabetOf, type TokenAlphabet } from '../scripts/tokenAlphabets.js';
-
+import { LimbNumber, MAX_LIMB_BYTES, MAX_LIMB_FACTOR } from './limbNumber.js';
 
 export const TOKEN_GROUP_LENGTH = 5;
 const GROUP_SEPARATOR = 0x20;
@@ -68,6 +68,8 @@ export function encodeTokenInScript(bytes: Uint8Array, script: ScriptId): string
  */
 export function decodeScriptToken(token: string): Uint8Array | null {
   if (token.length === 0 || token.length > MAX_SCRIPT_TOKEN_LENGTH) return null;
+  const ascii = decodeAsciiToken(token);
+  if (ascii !== undefined) return ascii;
   let alphabet: TokenAlphabet | undefined;
   const digits: number[] = [];
   let groupLength = 0;
@@ -89,4 +91,73 @@ export function decodeScriptToken(token: string): Uint8Array | null {
   }
   if (!alphabet || groupLength === 0 || digits[0] === 0) return null;
   return bytesAfterSentinel(digits, alphabet.symbols.length);
+}
+
+/** The Latin alphabet's digits by character code (ASCII), its size, and the digits per multiply-add. */
+interface AsciiAlphabet {
+  readonly digits: Int8Array;
+  readonly base: number;
+  readonly chunk: number;
+  /** base^i for i up to chunk. */
+  readonly powers: readonly number[];
+}
+let asciiAlphabet: AsciiAlphabet | undefined;
+
+function latinDigits(): AsciiAlphabet {
+  if (asciiAlphabet === undefined) {
+    const { symbols } = tokenAlphabet('latin');
+    const digits = new Int8Array(128).fill(-1);
+    symbols.forEach((cp, digit) => { digits[cp] = digit; });
+    const powers = [1];
+    while ((powers[powers.length - 1] as number) * symbols.length < MAX_LIMB_FACTOR) powers.push((powers[powers.length - 1] as number) * symbols.length);
+    asciiAlphabet = { digits, base: symbols.length, chunk: powers.length - 1, powers };
+  }
+  return asciiAlphabet;
+}
+
+const limbNumber = new LimbNumber();
+
+/**
+ * decodeScriptToken of an all-ASCII text (a Latin token, or no token) short enough for a
+ * LimbNumber, by character code: no normalising (ASCII text is NFC), no digits array. Undefined
+ * for other text, which the general path decodes.
+ */
+function decodeAsciiToken(token: string): Uint8Array | null | undefined {
+  const length = token.length;
+  for (let i = 0; i < length; i++) if (token.charCodeAt(i) >= 0x80) return undefined;
+  const { digits, base, chunk, powers } = latinDigits();
+  // At most `length` digits, and bytesAfterSentinel's bound on their bytes.
+  if (Math.ceil((length * Math.log2(base)) / 8) + 1 > Math.min(MAX_NUMBER_BYTES, MAX_LIMB_BYTES)) return undefined;
+  const number = limbNumber;
+  number.reset(MAX_LIMB_BYTES);
+  let groupLength = 0;
+  let digitCount = 0;
+  let part = 0;
+  let partDigits = 0;
+  for (let i = 0; i < length; i++) {
+    const code = token.charCodeAt(i);
+    if (code === GROUP_SEPARATOR) {
+      if (groupLength !== TOKEN_GROUP_LENGTH) return refused(number);
+      groupLength = 0;
+      continue;
+    }
+    const digit = digits[code] as number;
+    if (groupLength === TOKEN_GROUP_LENGTH || digit < 0 || (digitCount === 0 && digit === 0)) return refused(number);
+    groupLength++;
+    digitCount++;
+    part = part * base + digit;
+    if (++partDigits === chunk) {
+      number.multiplyAdd(powers[chunk] as number, part);
+      part = 0;
+      partDigits = 0;
+    }
+  }
+  if (groupLength === 0) return refused(number);
+  if (partDigits > 0) number.multiplyAdd(powers[partDigits] as number, part);
+  return number.bytesAfterSentinel();
+}
+
+function refused(number: LimbNumber): null {
+  number.reset(0);
+  return null;
 }
