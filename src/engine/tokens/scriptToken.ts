@@ -146,14 +146,14 @@ function decodeAsciiToken(token: string): Uint8Array | null | undefined {
     groupLength++;
     digitCount++;
     part = part * base + digit;
+    // The length bound above keeps the number within the limbs: a false is refused all the same.
     if (++partDigits === chunk) {
-      number.multiplyAdd(powers[chunk] as number, part);
+      if (!number.multiplyAdd(powers[chunk] as number, part)) return refused(number);
       part = 0;
       partDigits = 0;
     }
   }
-  if (groupLength === 0) return refused(number);
-  if (partDigits > 0) number.multiplyAdd(powers[partDigits] as number, part);
+  if (groupLength === 0 || (partDigits > 0 && !number.multiplyAdd(powers[partDigits] as number, part))) return refused(number);
   return number.bytesAfterSentinel();
 }
 
