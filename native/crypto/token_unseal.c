@@ -7,7 +7,8 @@
  *
  * JS API:
  *   unsealToken(ff1Handle, macKeyHandle, token: Uint8Array, version, scopeId) -> number
- *     H‖S are unwhitened in place (always); when the header names `version` (1 to 31), the
+ *     H‖S are unwhitened in place (unless the token is longer than any this takes: H‖S, a 16-byte
+ *     nonce, a body of maxBytes and the tag); when the header names `version` (1 to 31), the
  *     layout holds a body of 3 to maxBytes bytes, the tag is the key's and S is `scopeId` (its 4
  *     bytes as a big-endian integer; both compared in constant time), the body is decrypted in
  *     place (FF1 radix 256, tweak H‖S‖N) and its first index returned (5 to 21). Otherwise -1:
@@ -17,7 +18,9 @@
  *   unsealTokens(ff1Handle, macKeyHandle, tokens: Uint8Array, ends: Uint32Array, version, scopeId, outcomes: Int32Array) -> undefined
  *     unsealToken for each of 1 to 1024 tokens laid end to end in `tokens` (token j ends at
  *     ends[j], increasing, the last at tokens.length); outcomes[j] gets its outcome, with -1 for
- *     one shorter than 11 bytes and -3 for one longer than a body of maxBytes allows.
+ *     one shorter than 11 bytes and -3 for one longer than a body of maxBytes allows. `ends` is
+ *     read once, and `outcomes` written once at the end: arrays that share memory with `tokens`
+ *     or with each other change nothing the call relies on.
  * Every argument is checked; a bad one throws a TypeError or RangeError that names no byte.
  */
 #include <openssl/crypto.h>
@@ -172,13 +175,15 @@ static napi_value unseal_tokens(napi_env env, napi_callback_info info) {
   if (!typed_array(env, argv[6], napi_int32_array, &outcomes_data, &outcome_count)) return throw_type(env, "unsealTokens: outcomes must be an Int32Array");
   if (count < 1 || count > MAX_UNSEAL_TOKENS) return throw_range(env, "unsealTokens: from 1 to 1024 tokens");
   if (outcome_count != count) return throw_range(env, "unsealTokens: outcomes must have one entry per token");
-  const uint32_t *ends = (const uint32_t *)ends_data;
+  /* Copied before they are checked: unwhitening below may write memory the caller's array shares. */
+  uint32_t ends[MAX_UNSEAL_TOKENS];
+  int32_t outcomes[MAX_UNSEAL_TOKENS];
+  memcpy(ends, ends_data, count * sizeof(ends[0]));
   for (size_t j = 0; j < count; j++) {
     if (ends[j] < (j == 0 ? 0 : ends[j - 1]) || ends[j] > length) return throw_range(env, "unsealTokens: ends must increase within tokens");
   }
   if (ends[count - 1] != length) return throw_range(env, "unsealTokens: the last token must end at tokens.length");
   uint8_t *tokens = (uint8_t *)tokens_data;
-  int32_t *outcomes = (int32_t *)outcomes_data;
 
   /* Opened tokens listed by body length, so that each length's bodies decrypt together. */
   int16_t first_of_length[MAX_BYTES_N + 1], last_of_length[MAX_BYTES_N + 1], next[MAX_UNSEAL_TOKENS];
@@ -202,6 +207,7 @@ static napi_value unseal_tokens(napi_env env, napi_callback_info info) {
     OPENSSL_cleanse(tokens, length);
     return throw_openssl(env, "unsealTokens: OpenSSL failed");
   }
+  memcpy(outcomes_data, outcomes, count * sizeof(outcomes[0]));
   return NULL;
 }
 

@@ -22,6 +22,8 @@ const BASE36 = new FixedWidthBase(FIXED_WIDTH_ALPHABETS.base36);
 const BASE62 = new FixedWidthBase(FIXED_WIDTH_ALPHABETS.base62);
 
 const DIGIT_GROUPS = /^[0-9]+(?: [0-9]+)*$/;
+/** Longer decimal text is no token (a long one would cost the quadratic BigInt decoding). */
+const MAX_DECIMAL_TOKEN = 32_768;
 
 type Grouping = 'none' | 'halves' | 'fours';
 
@@ -38,10 +40,10 @@ function decimalCodec(grouping: Grouping): TokenCodec {
       return digits;
     },
     parse(token) {
+      if (token.length > MAX_DECIMAL_TOKEN) return null;
       // Without a space the decoder's own check is the pattern's: digits only.
       if (!token.includes(' ')) return DECIMAL.decode(token);
-      if (token.length > 32_768 || !DIGIT_GROUPS.test(token)) return null;
-      return DECIMAL.decode(token.replaceAll(' ', ''));
+      return DIGIT_GROUPS.test(token) ? DECIMAL.decode(token.replaceAll(' ', '')) : null;
     },
   };
 }

@@ -4,6 +4,7 @@ import { type NativeFf1Context } from '../crypto/nativeFf1.js';
 import { type NativeMacKey } from '../crypto/nativeSha256.js';
 import { nativeMacKeyOf } from '../crypto/sha256.js';
 import { numeralsFor, nativeTokenOpenStatus, nativeTokenSealStatus, openInTypeScript, sealInTypeScript, tokenBytesFor } from './tokenSeal.js';
+import { unpackValueIn } from './packing.js';
 import { MIN_BODY_BYTES, PREFIX_BYTES, SCOPE_ID_BYTES, TAG_BYTES, encodeHeader, scopeMatches, splitToken, whiten } from './tokenFormat.js';
 
 /**
@@ -30,16 +31,14 @@ export interface NativeTokenUnseal {
 }
 
 /**
- * Unseals token bytes (a codec's fresh array) in place: on success the packed value lies at
- * [the returned start, length - TAG_BYTES) and the caller wipes it; else one of the codes above.
+ * A token's plaintext from its bytes (a codec's array, left as it is), or one of the codes above
+ * (NOT_A_TOKEN too for a body that is no packing). The packed plaintext stays in memory off V8's
+ * heap, wiped once it is read.
  */
-export type TokenUnsealer = (token: Uint8Array) => number;
+export type TokenUnsealer = (token: Uint8Array) => string | number;
 
-/**
- * TokenUnsealer over many tokens at once (their bodies decrypted together): the outcome of each
- * (NOT_A_TOKEN for a null), in an array the next call reuses.
- */
-export type TokensUnsealer = (tokens: readonly (Uint8Array | null)[]) => Int32Array;
+/** TokenUnsealer over many tokens at once, their bodies decrypted together (NOT_A_TOKEN for a null). */
+export type TokensUnsealer = (tokens: readonly (Uint8Array | null)[]) => (string | number)[];
 
 /** The longest body the addon decrypts (its maxBytes), and the token bytes that hold one with the longest nonce. */
 const MAX_NATIVE_BODY = 128;
@@ -53,6 +52,13 @@ const callBytes = new Uint8Array(BYTES_PER_CALL);
 const callEnds = new Uint32Array(TOKENS_PER_CALL);
 const callOutcomes = new Int32Array(TOKENS_PER_CALL);
 const callIndexes = new Int32Array(TOKENS_PER_CALL);
+
+/** The plaintext packed at bytes[start, end), or NOT_A_TOKEN for bytes that are no packing; the bytes are wiped. */
+function unpackAndWipe(bytes: Uint8Array, start: number, end: number): string | number {
+  const value = unpackValueIn(bytes, start, end);
+  bytes.fill(0, start, end);
+  return value ?? UNSEALED_NOT_A_TOKEN;
+}
 const endsOf: Uint32Array[] = [];
 const outcomesOf: Int32Array[] = [];
 
@@ -180,11 +186,7 @@ export function nativeUnsealerFor(cipher: FF1, tagKey: Buffer, version: number, 
     const scratch = tokenBytesFor(length);
     for (let i = 0; i < length; i++) scratch[i] = token[i] as number;
     const outcome = unseal.unsealToken(context, macKey, scratch, version, scope);
-    if (outcome > 0) {
-      for (let i = 0; i < length; i++) token[i] = scratch[i] as number;
-      scratch.fill(0, outcome, length - TAG_BYTES);
-    }
-    return outcome;
+    return outcome > 0 ? unpackAndWipe(scratch, outcome, length - TAG_BYTES) : outcome;
   };
 }
 
@@ -195,9 +197,8 @@ export function nativeTokensUnsealerFor(cipher: FF1, tagKey: Buffer, version: nu
   if (unseal === undefined || nativeMacKeyOf === undefined || context === undefined) return undefined;
   const macKey = nativeMacKeyOf(tagKey);
   const scope = scopeNumber(scopeId);
-  let outcomes = new Int32Array(0);
   return (tokens) => {
-    if (outcomes.length < tokens.length) outcomes = new Int32Array(tokens.length);
+    const outcomes = new Array<string | number>(tokens.length);
     let count = 0;
     let used = 0;
     const call = (): void => {
@@ -207,12 +208,8 @@ export function nativeTokensUnsealerFor(cipher: FF1, tagKey: Buffer, version: nu
       try {
         unseal.unsealTokens(context, macKey, callBytes.subarray(0, used), ends, version, scope, got);
         for (let j = 0, start = 0; j < count; start = ends[j] as number, j++) {
-          const index = callIndexes[j] as number;
           const outcome = got[j] as number;
-          outcomes[index] = outcome;
-          if (outcome <= 0) continue;
-          const token = tokens[index] as Uint8Array;
-          for (let i = 0; i < token.length; i++) token[i] = callBytes[start + i] as number;
+          outcomes[callIndexes[j] as number] = outcome > 0 ? unpackAndWipe(callBytes, start + outcome, (ends[j] as number) - TAG_BYTES) : outcome;
         }
       } finally {
         callBytes.fill(0, 0, used);

@@ -3,7 +3,7 @@ import type { Keyring } from '../../keys/index.js';
 import { FF1 } from '../crypto/ff1.js';
 import { offHeapUint8Array } from '../crypto/offHeapSlab.js';
 import type { Kind, Lang } from '../types.js';
-import { packValue, unpackValue, unpackValueIn } from './packing.js';
+import { packValue, unpackValue } from './packing.js';
 import { TOKEN_CODECS } from './tokenCodecs.js';
 import { nativeSealerFor, numeralsFor, sealInTypeScript, tokenBytesFor, tokenOpenerFor, type NativeSealer, type TokenOpener } from './tokenSeal.js';
 import {
@@ -96,13 +96,10 @@ export interface HeldTokenising {
  * A token's plaintext, or why there is none, from the addon's one-call unseal; undefined where
  * it does not take the token (no addon, another key version, a long body): the caller opens it.
  */
-function unsealedValue(bytes: Uint8Array, bodyStart: number): string | TokenDiscrepancy | undefined {
-  if (bodyStart === UNSEALED_NOT_A_TOKEN) return NOT_A_TOKEN;
-  if (bodyStart === UNSEALED_OTHER_SCOPE) return OTHER_SCOPE;
-  if (bodyStart < 0) return undefined;
-  const value = unpackValueIn(bytes, bodyStart, bytes.length - TAG_BYTES);
-  bytes.fill(0);
-  return value ?? NOT_A_TOKEN;
+function unsealedValue(outcome: string | number): string | TokenDiscrepancy | undefined {
+  if (typeof outcome === 'string') return outcome;
+  if (outcome === UNSEALED_NOT_A_TOKEN) return NOT_A_TOKEN;
+  return outcome === UNSEALED_OTHER_SCOPE ? OTHER_SCOPE : undefined;
 }
 
 /**
@@ -240,11 +237,11 @@ export class Tokeniser {
    * that call lists the index in invalidToken or invalidScope), without the batch's arrays.
    */
   unprotectOne(kind: Kind, token: string, scope: string): string | TokenDiscrepancy {
-    // parse gives a fresh array, so it is unsealed or unwhitened in place.
+    // parse gives a fresh array: the open unwhitens it in place (the unseal works on a copy).
     const parsed = TOKEN_CODECS[kind].parse(token);
     if (parsed === null) return NOT_A_TOKEN;
     const unseal = this.currentUnsealers(kind, scope)?.one;
-    const unsealed = unseal === undefined ? undefined : unsealedValue(parsed, unseal(parsed));
+    const unsealed = unseal === undefined ? undefined : unsealedValue(unseal(parsed));
     if (unsealed !== undefined) return unsealed;
     const opened = this.openParsed(kind, parsed, scope);
     if (typeof opened === 'number') return opened;
@@ -292,12 +289,12 @@ export class Tokeniser {
     const byVersion = new Map<number, VersionGroup>();
 
     const codec = TOKEN_CODECS[kind];
-    // parse gives fresh arrays, so they are unsealed or unwhitened in place.
+    // parse gives fresh arrays: the open unwhitens them in place (the unseal works on copies).
     const parsedTokens = tokens.map((token) => codec.parse(token));
     const outcomes = this.currentUnsealers(kind, scope)?.many(parsedTokens);
     for (let index = 0; index < tokens.length; index++) {
       const parsed = parsedTokens[index] as Uint8Array | null;
-      const unsealed = parsed === null ? NOT_A_TOKEN : outcomes === undefined ? undefined : unsealedValue(parsed, outcomes[index] as number);
+      const unsealed = parsed === null ? NOT_A_TOKEN : outcomes === undefined ? undefined : unsealedValue(outcomes[index] as string | number);
       if (typeof unsealed === 'string') result[index] = unsealed;
       else if (unsealed === NOT_A_TOKEN) invalidToken.push(index);
       else if (unsealed === OTHER_SCOPE) invalidScope.push(index);

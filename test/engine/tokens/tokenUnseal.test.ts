@@ -5,9 +5,10 @@ import { nativeDigests } from '../../../src/engine/crypto/nativeSha256.js';
 import { nativeMacKeyOf } from '../../../src/engine/crypto/sha256.js';
 import { Tokeniser } from '../../../src/engine/tokens/tokeniser.js';
 import { sealInTypeScript } from '../../../src/engine/tokens/tokenSeal.js';
-import { TAG_BYTES, encodeHeader, whiten } from '../../../src/engine/tokens/tokenFormat.js';
+import { TOKEN_CODECS } from '../../../src/engine/tokens/tokenCodecs.js';
+import { TAG_BYTES, encodeHeader, scopeId, whiten } from '../../../src/engine/tokens/tokenFormat.js';
 import {
-  UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_TAKEN, nativeTokenUnseal, nativeTokenUnsealStatus, nativeTokensUnsealerFor, nativeUnsealerFor,
+  UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_TAKEN, UNSEALED_OTHER_SCOPE, nativeTokenUnseal, nativeTokenUnsealStatus, nativeTokensUnsealerFor, nativeUnsealerFor,
   unsealInTypeScript, type NativeTokenUnseal,
 } from '../../../src/engine/tokens/tokenUnseal.js';
 import { Keyring } from '../../../src/keys/index.js';
@@ -58,32 +59,68 @@ describe('unsealing tokens', () => {
     else expect(loadedUnseal()).toBeDefined();
   });
 
-  it.skipIf(nativeSwitchedOff)('gives the TypeScript outcome and bytes, one by one and many at once (property)', () => {
-    loadedUnseal();
+  it.skipIf(nativeSwitchedOff)('gives the TypeScript outcome and bytes natively, one by one and many at once (property)', () => {
+    const unseal = loadedUnseal();
     fc.assert(fc.property(
       fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.array(tokenBytes, { minLength: 1, maxLength: 40 }),
       (bodyKey, tagKeyBytes, samples) => {
         const tagKey = Buffer.from(tagKeyBytes);
+        const macKey = (nativeMacKeyOf as NonNullable<typeof nativeMacKeyOf>)(tagKey);
         const reference = new FF1(bodyKey, 256, null);
-        const tokens = samples.map((sample) => sealedSample(reference, tagKey, sample));
+        const context = new FF1(bodyKey, 256).nativeHandleFor(3);
+        const tokens = samples.map((sample) => sealedSample(reference, tagKey, sample)).filter((token) => token.length >= 11);
+        fc.pre(tokens.length > 0);
         const expectedBytes = tokens.map((token) => token.slice());
-        const expected = expectedBytes.map((token) => (token.length < 11 ? UNSEALED_NOT_A_TOKEN : unsealInTypeScript(reference, tagKey, token, VERSION, scopeBytes(0x01020304))));
-        const native = new FF1(bodyKey, 256);
-        const one = nativeUnsealerFor(native, tagKey, VERSION, scopeBytes(0x01020304));
-        const many = nativeTokensUnsealerFor(native, tagKey, VERSION, scopeBytes(0x01020304));
-        const oneByOne = tokens.map((token) => token.slice());
-        expect(oneByOne.map((token) => one?.(token))).toEqual(expected);
-        const together = tokens.map((token) => token.slice());
-        expect([...(many?.(together) ?? new Int32Array(0)).subarray(0, tokens.length)]).toEqual(expected);
-        expected.forEach((outcome, i) => {
-          const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
-          // An unsealed token holds its plaintext body; a refused one is left as it was read.
-          const want = outcome > 0 ? expectedBytes[i] as Uint8Array : tokens[i] as Uint8Array;
-          expect(hex(oneByOne[i] as Uint8Array)).toBe(hex(want));
-          expect(hex(together[i] as Uint8Array)).toBe(hex(want));
+        const expected = expectedBytes.map((token) => unsealInTypeScript(reference, tagKey, token, VERSION, scopeBytes(0x01020304)));
+        const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+        tokens.forEach((token, i) => {
+          const bytes = token.slice();
+          const outcome = unseal.unsealToken(context as never, macKey, bytes, VERSION, 0x01020304);
+          expect(outcome).toBe(expected[i]);
+          // An unsealed token's bytes hold its plaintext body; a refused one's are not read.
+          if (outcome > 0) expect(hex(bytes)).toBe(hex(expectedBytes[i] as Uint8Array));
+        });
+        const together = Buffer.concat(tokens);
+        const ends = new Uint32Array(tokens.length);
+        tokens.reduce((end, token, i) => (ends[i] = end + token.length), 0);
+        const outcomes = new Int32Array(tokens.length);
+        unseal.unsealTokens(context as never, macKey, together, ends, VERSION, 0x01020304, outcomes);
+        expect([...outcomes]).toEqual(expected);
+        tokens.forEach((token, i) => {
+          const at = i === 0 ? 0 : (ends[i - 1] as number);
+          if ((expected[i] as number) > 0) expect(hex(together.subarray(at, at + token.length))).toBe(hex(expectedBytes[i] as Uint8Array));
         });
       },
     ), { numRuns: 200 });
+  });
+
+  it.skipIf(nativeSwitchedOff)('gives the plaintext the open and batched FF1 give, for tokens, altered tokens and other text', () => {
+    const keyring = new Keyring([{ version: 1, key: Buffer.alloc(32, 8) }, { version: 2, key: Buffer.alloc(32, 9) }], 2);
+    const tokeniser = new Tokeniser(keyring);
+    const values = ['Ann Smith', '0123', '+1 (555) 010-4477', 'x'.repeat(140), '\ufeffé', 'f47ac10b-58cc-4372-a567-0e02b2c3d479'];
+    const tokens = [...tokeniser.protect('text', values, 's', 0, 'en'), ...tokeniser.protect('text', values, 's', 3, 'en')];
+    const others = tokeniser.protect('text', values, 'other scope', 0, 'en');
+    const altered = tokens.map((token) => token.slice(0, 2) + (token[2] === 'b' ? 'c' : 'b') + token.slice(3));
+    const bytesOf = (texts: string[]) => texts.map((text) => TOKEN_CODECS.text.parse(text));
+    const cipher = new FF1(keyring.subkey('tokenise', 'text', 's', 2), 256);
+    const id = scopeId(keyring.subkey('tokenise-tag', 'text', '', 2), 's');
+    const one = nativeUnsealerFor(cipher, keyring.subkey('tokenise-tag', 'text', '', 2), 2, id);
+    const many = nativeTokensUnsealerFor(cipher, keyring.subkey('tokenise-tag', 'text', '', 2), 2, id);
+    const parsed = bytesOf([...tokens, ...others, ...altered, 'no token here']);
+    const before = parsed.map((bytes) => (bytes === null ? null : Buffer.from(bytes).toString('hex')));
+    const got = many?.(parsed);
+    expect(parsed.map((bytes) => (bytes === null ? null : Buffer.from(bytes).toString('hex')))).toEqual(before); // read, not written
+    expect(got).toEqual(parsed.map((bytes) => (bytes === null ? UNSEALED_NOT_A_TOKEN : one?.(bytes))));
+    // The long value's body is past the addon's: left to the open, as every other one-by-one answer shows.
+    const plain = [...values.map((v, i) => (i === 3 ? UNSEALED_NOT_TAKEN : v)), ...values.map((v, i) => (i === 3 ? UNSEALED_NOT_TAKEN : v))];
+    expect(got?.slice(0, tokens.length)).toEqual(plain);
+    expect(got?.slice(tokens.length, tokens.length + others.length)).toEqual(others.map((_, i) => (i === 3 ? UNSEALED_NOT_TAKEN : UNSEALED_OTHER_SCOPE)));
+    // An altered token unwhitens to another header: mostly another version's, left to the open, which refuses it.
+    for (const outcome of got?.slice(tokens.length + others.length) ?? []) expect([UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_TAKEN]).toContain(outcome);
+    expect(tokeniser.unprotect('text', altered, 's').invalidToken).toEqual(altered.map((_, i) => i));
+    expect(tokeniser.unprotect('text', [...tokens, ...others], 's')).toEqual({
+      result: [...values, ...values, ...others], invalidToken: [], invalidScope: others.map((_, i) => tokens.length + i),
+    });
   });
 
   it.skipIf(nativeSwitchedOff)('leaves a body longer than the addon takes, or another version, to the open; short bytes are no token', () => {
@@ -97,7 +134,7 @@ describe('unsealing tokens', () => {
     const short = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const before = [token.slice(), short.slice()];
     expect(nativeUnsealerFor(cipher, tagKey, VERSION, scopeBytes(7))?.(token)).toBe(UNSEALED_NOT_TAKEN);
-    expect([...(many?.([token, short, null]) ?? [])].slice(0, 3)).toEqual([UNSEALED_NOT_TAKEN, UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_A_TOKEN]);
+    expect(many?.([token, short, null])).toEqual([UNSEALED_NOT_TAKEN, UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_A_TOKEN]);
     expect([token, short]).toEqual(before);
   });
 
@@ -141,6 +178,32 @@ describe.skipIf(nativeSwitchedOff)('the native unseal, given bad arguments', () 
       expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
       expect(String(error)).not.toMatch(/s3cret|73 33|0123/);
     }
+  });
+
+  it('reads ends once and writes outcomes once: arrays that share memory do not lead it astray', () => {
+    const unseal = loadedUnseal();
+    const tagKey = Buffer.alloc(32, 2);
+    const bodyKey = new Uint8Array(32).fill(4);
+    const context = new FF1(bodyKey, 256).nativeHandleFor(3);
+    const mac = (nativeMacKeyOf as NonNullable<typeof nativeMacKeyOf>)(tagKey);
+    // 20 bytes: the next token's H‖S is where an Int32Array may start.
+    const sealed = Uint8Array.from({ length: 5 + 12 + TAG_BYTES }, (_, i) => i * 7);
+    sealed[0] = encodeHeader(0, VERSION);
+    sealed.set(scopeBytes(0x01020304), 1);
+    sealInTypeScript(new FF1(bodyKey, 256, null), tagKey, sealed, 5, 12);
+    // outcomes over ends: the outcome is written where the end was, after the end was used.
+    const ends = Uint32Array.from([sealed.length]);
+    unseal.unsealTokens(context as never, mac, sealed.slice(), ends, VERSION, 0x01020304, new Int32Array(ends.buffer));
+    expect(ends[0]).toBe(5);
+    // outcomes inside the next token's H‖S, which unwhitening rewrites before the bodies are decrypted.
+    const shared = new ArrayBuffer(2 * sealed.length);
+    const tokens = new Uint8Array(shared);
+    tokens.set(sealed, 0);
+    tokens.set(sealed, sealed.length);
+    unseal.unsealTokens(context as never, mac, tokens, Uint32Array.from([sealed.length, 2 * sealed.length]), VERSION, 0x01020304, new Int32Array(shared, sealed.length, 2));
+    const alone = sealed.slice();
+    expect(unseal.unsealToken(context as never, mac, alone, VERSION, 0x01020304)).toBe(5);
+    expect(Buffer.from(tokens.subarray(0, sealed.length))).toEqual(Buffer.from(alone));
   });
 
   it('checks every argument before it unwhitens anything', () => {
