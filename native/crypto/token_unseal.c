@@ -25,6 +25,7 @@
  */
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "addon.h"
@@ -70,15 +71,22 @@ static int32_t open_in_place(napi_env env, const UnsealKeys *keys, uint8_t *toke
   return (int32_t)body_start;
 }
 
-/* The version, scope id and keys of an unseal call: argv[0], argv[1], and the two at `at`. NULL context with an exception pending when one is bad. */
-static int unseal_keys(napi_env env, napi_value *argv, size_t at, const char *what, UnsealKeys *keys) {
+/*
+ * An unseal call's `count` arguments into argv, and its keys: argv[0] and [1] the handles,
+ * argv[at] the version and argv[at + 1] the scope id. 0, with a TypeError or RangeError pending
+ * that names `what`, when one is bad.
+ */
+static int unseal_call(napi_env env, napi_callback_info info, size_t count, napi_value *argv, size_t at, const char *what, UnsealKeys *keys) {
   char message[96];
-  keys->context = ff1_context_of(env, argv[0]);
-  keys->mac_key = digests_mac_key_of(env, argv[1]);
+  size_t argc = count;
   uint32_t scope;
-  if (keys->context == NULL) snprintf(message, sizeof(message), "%s: the first argument must be a handle from createContext", what);
-  else if (keys->mac_key == NULL) snprintf(message, sizeof(message), "%s: the second argument must be a handle from createMacKey", what);
-  else if (!integer_in(env, argv[at], 1, 31, &keys->version)) {
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != count) {
+    snprintf(message, sizeof(message), "%s takes %zu arguments", what, count);
+  } else if ((keys->context = ff1_context_of(env, argv[0])) == NULL) {
+    snprintf(message, sizeof(message), "%s: the first argument must be a handle from createContext", what);
+  } else if ((keys->mac_key = digests_mac_key_of(env, argv[1])) == NULL) {
+    snprintf(message, sizeof(message), "%s: the second argument must be a handle from createMacKey", what);
+  } else if (!integer_in(env, argv[at], 1, 31, &keys->version)) {
     snprintf(message, sizeof(message), "%s: version must be an integer from 1 to 31", what);
     throw_range(env, message);
     return 0;
@@ -101,11 +109,9 @@ static napi_value throw_openssl(napi_env env, const char *what) {
 }
 
 static napi_value unseal_token(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
   napi_value argv[5];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5) return throw_type(env, "unsealToken takes 5 arguments");
   UnsealKeys keys;
-  if (!unseal_keys(env, argv, 3, "unsealToken", &keys)) return NULL;
+  if (!unseal_call(env, info, 5, argv, 3, "unsealToken", &keys)) return NULL;
   void *token_data;
   size_t length;
   if (!typed_array(env, argv[2], napi_uint8_array, &token_data, &length)) return throw_type(env, "unsealToken: the token must be a Uint8Array");
@@ -163,11 +169,9 @@ static int decrypt_bodies(const UnsealKeys *keys, uint8_t *tokens, const uint32_
 }
 
 static napi_value unseal_tokens(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
   napi_value argv[7];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 7) return throw_type(env, "unsealTokens takes 7 arguments");
   UnsealKeys keys;
-  if (!unseal_keys(env, argv, 4, "unsealTokens", &keys)) return NULL;
+  if (!unseal_call(env, info, 7, argv, 4, "unsealTokens", &keys)) return NULL;
   void *tokens_data, *ends_data, *outcomes_data;
   size_t length, count, outcome_count;
   if (!typed_array(env, argv[2], napi_uint8_array, &tokens_data, &length)) return throw_type(env, "unsealTokens: tokens must be a Uint8Array");

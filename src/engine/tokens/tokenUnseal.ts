@@ -168,16 +168,22 @@ const selected = prerequisite !== 'loaded' ? { part: undefined, status: prerequi
 export const nativeTokenUnseal: NativeTokenUnseal | undefined = selected.part;
 export const nativeTokenUnsealStatus: NativeStatus = selected.status;
 
+/** What an unsealer hands the addon: its unseal, the body cipher's and tag key's handles, the scope id as a number. */
+function unsealKeys(cipher: FF1, tagKey: Buffer, scopeId: Uint8Array) {
+  const unseal = selected.part;
+  const context = cipher.nativeHandleFor(MIN_BODY_BYTES);
+  if (unseal === undefined || nativeMacKeyOf === undefined || context === undefined) return undefined;
+  return { unseal, context, macKey: nativeMacKeyOf(tagKey), scope: scopeNumber(scopeId) };
+}
+
 /**
  * The native unsealer of tokens of one key `version` and scope, whose bodies `cipher` decrypts
  * and whose tags are `tagKey`'s; undefined where the addon does not unseal (no build, PGVEIL_NATIVE=0).
  */
 export function nativeUnsealerFor(cipher: FF1, tagKey: Buffer, version: number, scopeId: Uint8Array): TokenUnsealer | undefined {
-  const unseal = selected.part;
-  const context = cipher.nativeHandleFor(MIN_BODY_BYTES);
-  if (unseal === undefined || nativeMacKeyOf === undefined || context === undefined) return undefined;
-  const macKey = nativeMacKeyOf(tagKey);
-  const scope = scopeNumber(scopeId);
+  const keys = unsealKeys(cipher, tagKey, scopeId);
+  if (keys === undefined) return undefined;
+  const { unseal, context, macKey, scope } = keys;
   return (token) => {
     const length = token.length;
     if (length < MIN_NATIVE_TOKEN) return UNSEALED_NOT_A_TOKEN;
@@ -192,11 +198,9 @@ export function nativeUnsealerFor(cipher: FF1, tagKey: Buffer, version: number, 
 
 /** The native unsealer of many tokens at once, as nativeUnsealerFor's; undefined where that one is. */
 export function nativeTokensUnsealerFor(cipher: FF1, tagKey: Buffer, version: number, scopeId: Uint8Array): TokensUnsealer | undefined {
-  const unseal = selected.part;
-  const context = cipher.nativeHandleFor(MIN_BODY_BYTES);
-  if (unseal === undefined || nativeMacKeyOf === undefined || context === undefined) return undefined;
-  const macKey = nativeMacKeyOf(tagKey);
-  const scope = scopeNumber(scopeId);
+  const keys = unsealKeys(cipher, tagKey, scopeId);
+  if (keys === undefined) return undefined;
+  const { unseal, context, macKey, scope } = keys;
   return (tokens) => {
     const outcomes = new Array<string | number>(tokens.length);
     let count = 0;
