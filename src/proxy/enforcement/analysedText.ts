@@ -89,7 +89,7 @@ function rewritten(
   const policies = context.policies;
   const ruleRefusal = statementRuleRefusal(analysis, state.rights());
   if (ruleRefusal) throw ruleRefusal;
-  const settingsRefusal = state.settings.check(analysis, () => policies.mentionsProtectedTable(sql));
+  const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql));
   if (settingsRefusal) throw settingsRefusal;
   // DDL this session sent may be invisible to the catalog (uncommitted, or unanswered), and DDL
   // earlier in this text certainly is: statements that rely on what it changed are refused

@@ -105,6 +105,12 @@ describe('session settings', () => {
     expect(error.code).toBe('0A000');
     expect(error.message).toMatch(/client_encoding/);
     expect((await client.query('SELECT 2 AS n')).rows).toEqual([{ n: 2 }]);
+    // Text PostgreSQL may read otherwise than pgveil is refused whatever it touches (encodingDesync.test.ts attacks it).
+    for (const text of ["SELECT 'café' AS word", "SELECT E'\\x41' AS word"]) {
+      const refused = await failure(() => client.query(text));
+      expect(refused.code).toBe('0A000');
+      expect(refused.message).toMatch(/non-ASCII character or a backslash.*set client_encoding to UTF8/);
+    }
     await client.query('RESET client_encoding');
     expect((await client.query("SELECT count(*)::int AS n FROM customers WHERE ssn = '000-11-2222'")).rows).toEqual([{ n: 0 }]);
     // A session that logs in with another encoding (pg always asks for UTF8; psql follows PGCLIENTENCODING).

@@ -2,13 +2,21 @@
  * The session settings the write path depends on: the SQL analysis and literal splicing assume
  * client_encoding UTF8 and standard_conforming_strings on. PostgreSQL reports both in
  * ParameterStatus; while they are otherwise (or a statement that may change them has not yet been
- * answered), statements that would need pgveil's work are refused rather than misread.
+ * answered), statements that would need pgveil's work are refused rather than misread, and so is
+ * any text pgveil could read otherwise than PostgreSQL: only 7-bit text without a backslash reads
+ * the same under every client encoding and either standard_conforming_strings.
  */
 import type { SqlAnalysis } from '../../sql/index.js';
 import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../valueCodecs/dateStyle.js';
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 
-const SAFE_ENCODINGS = new Set(['UTF8', 'UNICODE', 'SQL_ASCII']);
+/**
+ * The encodings pgveil reads text in, as update() spells them. Not SQL_ASCII: PostgreSQL does not
+ * check such text, so invalid UTF-8 would reach it as bytes that pgveil read as U+FFFD.
+ */
+const SAFE_ENCODINGS = new Set(['UTF8', 'UNICODE']);
+/** What another client encoding or backslash escapes may make PostgreSQL read otherwise: any non-ASCII character, a backslash. */
+const READ_OTHERWISE = /[^\x00-\x7f]|\\/;
 const SETTING_STATEMENTS = new Set(['VariableSetStmt', 'VariableShowStmt', 'TransactionStmt', 'DiscardStmt', 'Empty']);
 
 export class SessionSettings {
@@ -31,9 +39,13 @@ export class SessionSettings {
 
   /**
    * The refusal for `sql` under the current settings, if any. Statements that only set or show
-   * settings always pass, so a session can put things right.
+   * settings in 7-bit text pass, so a session can put things right.
    */
-  check(analysis: SqlAnalysis, mentionsProtectedTable: () => boolean): PolicyRefusal | undefined {
+  check(sql: string, analysis: SqlAnalysis, mentionsProtectedTable: () => boolean): PolicyRefusal | undefined {
+    if ((!this.safe || this.inDoubt) && READ_OTHERWISE.test(sql)) {
+      // The analysis may have read another statement than PostgreSQL will: nothing of it is trusted.
+      return unsupportedRefusal('pgveil refused the statement: while client_encoding is not UTF8 or standard_conforming_strings is off (or a statement that may change them is unanswered), text with a non-ASCII character or a backslash may mean something else to PostgreSQL than to pgveil; set client_encoding to UTF8 and standard_conforming_strings on, each on its own');
+    }
     const settingsOnly = analysis.statements.every((statement) => SETTING_STATEMENTS.has(statement.type));
     const mentions = this.mentionsSettingWords(analysis);
     if (settingsOnly) {

@@ -1,0 +1,123 @@
+/**
+ * SQL text pgveil reads otherwise than the server: pgveil decodes it as UTF-8, invalid bytes
+ * becoming U+FFFD, and lexes it with standard strings. A session whose client_encoding or
+ * standard_conforming_strings differ (SQL_ASCII, which the server does not validate; LATIN1;
+ * backslash escapes) can write text where the two readings part: `$\xFF$ … $\xFE$` closes for
+ * pgveil (both tags read `$\uFFFD$`) but not for the server, so a `/*` after it hides the rest from
+ * pgveil only. Each hostile text, sent as raw frames as an account that may store only tokens (or
+ * see only masks), on a SQL_ASCII database and on a UTF8 one, must be refused or harmless: no
+ * plaintext stored, none sent back.
+ */
+import pg from 'pg';
+import { serialize } from 'pg-protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
+import { int16Bytes as int16, int32Bytes as int32, openRawSession, rawFrame as frame, type BackendMessage } from '../support/rawProtocol.js';
+import { ANALYST, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from './support/policyHarness.js';
+
+const SSN = '123-45-6789';
+const PHONE = '+1 555 010 4477';
+const HIDE = ['$', [0xff], '$ $', [0xfe], '$ /* $', [0xff], '$'] as const; // pgveil: `$�$ $�$ /* $�$`; the server: `$\xFF$ $\xFE$ /* $\xFF$`
+const HIDDEN_DO = " DO $q$ BEGIN EXECUTE 'INSERT INTO cust' || 'omers (ssn, note) VALUES (''" + SSN + "'', ''hidden'')'; END $q$; -- */";
+
+const bytes = (...parts: readonly (string | readonly number[])[]): Buffer =>
+  Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));
+const cstring = (body: Buffer): Buffer => Buffer.concat([body, Buffer.from([0])]);
+const query = (...parts: readonly (string | readonly number[])[]): Buffer[] => [frame('Q', cstring(bytes(...parts)))];
+const texts = (messages: BackendMessage[]): string => messages.map((m) => `${m.type} ${m.body.toString('latin1')}`).join('\n');
+
+/** Hostile texts: each as the frames sent, and the account sending them. */
+const ATTEMPTS: Record<string, { account: TestAccount; frames: Buffer[] }> = {
+  'an INSERT hidden after dollar tags that differ only in invalid bytes': { account: ANALYST, frames: query('SELECT ', ...HIDE, "; INSERT INTO customers (ssn, note) VALUES ('" + SSN + "', 'x'); -- */") },
+  'a DO running dynamic SQL, hidden the same way': { account: ANALYST, frames: query('SELECT ', ...HIDE, ';', HIDDEN_DO) },
+  'the same, inside a SET that reads as settings only': { account: ANALYST, frames: query('SET application_name = ', ...HIDE, ';', HIDDEN_DO) },
+  'a read by query_to_xml hidden the same way': {
+    account: SUPPORT, frames: query('SELECT ', ...HIDE, ", query_to_xml('SELECT phone FROM cust' || 'omers WHERE phone IS NOT NULL', false, false, '') -- */"),
+  },
+  'the hidden read in a Parse': {
+    account: SUPPORT,
+    frames: [
+      frame('P', cstring(Buffer.alloc(0)), cstring(bytes('SELECT ', ...HIDE, ", query_to_xml('SELECT phone FROM cust' || 'omers WHERE phone IS NOT NULL', false, false, '') -- */")), int16(0)),
+      frame('B', cstring(Buffer.alloc(0)), cstring(Buffer.alloc(0)), int16(0), int16(0), int16(0)), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync(),
+    ],
+  },
+  'a backslash quote pgveil reads inside a string': {
+    account: ANALYST, frames: query("SELECT '\\'' ; DO $q$ BEGIN EXECUTE $e$INSERT INTO cust$e$ || $e$omers (ssn, note) VALUES ($v$" + SSN + '$v$, $v$hidden$v$)$e$; END $q$; -- \''),
+  },
+  'a protected literal beside invalid bytes in a quoted name, a string, an E string and a comment': {
+    account: ANALYST,
+    frames: query('INSERT INTO customers AS "c', [0xc0, 0xaf], "\" (ssn, note) VALUES ('", SSN, "', E'", [0xed, 0xa0, 0x80], "\\', '", [0xff], "') /* ", [0xe0, 0x2a], '/'),
+  },
+  'a Bind value for a parameter hidden from pgveil': {
+    account: ANALYST,
+    frames: [
+      frame('P', cstring(Buffer.alloc(0)), cstring(bytes('INSERT INTO customers (note, ssn) VALUES (', ...HIDE, ', $1) -- */, NULL)')), int16(0)),
+      frame('B', cstring(Buffer.alloc(0)), cstring(Buffer.alloc(0)), int16(0), int16(1), int32(SSN.length), Buffer.from(SSN), int16(0)), serialize.execute({}), serialize.sync(),
+    ],
+  },
+};
+
+const SETTINGS: Record<string, string | undefined> = {
+  'client_encoding UTF8': undefined,
+  'client_encoding SQL_ASCII': "SET client_encoding TO 'SQL_ASCII'",
+  'client_encoding LATIN1': "SET client_encoding TO 'LATIN1'",
+  'standard_conforming_strings off': 'SET standard_conforming_strings = off',
+};
+
+let server: TestPostgres;
+const harnesses: Record<string, PolicyHarness> = {};
+const directs: Record<string, pg.Client> = {};
+
+/** A database of `encoding` on the one test server (started by the first call, stopped with the first harness). */
+async function databaseIn(encoding: string): Promise<TestPostgres> {
+  const first = server === undefined;
+  server ??= await startTestPostgres();
+  const name = `desync_${encoding.toLowerCase()}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} ENCODING '${encoding}' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`);
+  await admin.end();
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  return { ...server, database: name, url: url.toString(), stop: first ? server.stop : async () => undefined };
+}
+
+beforeAll(async () => {
+  for (const encoding of ['SQL_ASCII', 'UTF8']) {
+    harnesses[encoding] = await startPolicyHarness(undefined, undefined, { startDatabase: () => databaseIn(encoding) });
+    directs[encoding] = await (harnesses[encoding] as PolicyHarness).direct();
+    await (directs[encoding] as pg.Client).query('INSERT INTO customers (phone, note) VALUES ($1, $2)', [PHONE, 'stored plaintext (passthrough)']);
+  }
+});
+
+afterAll(async () => {
+  for (const encoding of ['UTF8', 'SQL_ASCII']) {
+    await directs[encoding]?.end().catch(() => undefined);
+    await harnesses[encoding]?.stop();
+  }
+});
+
+describe.each(['SQL_ASCII', 'UTF8'])('a %s database', (encoding) => {
+  it.each(Object.keys(SETTINGS))('under %s, stores no plaintext and sends none back', async (setting) => {
+    const harness = harnesses[encoding] as PolicyHarness;
+    const direct = directs[encoding] as pg.Client;
+    for (const [name, { account, frames }] of Object.entries(ATTEMPTS)) {
+      const session = await openRawSession(harness.via(account));
+      try {
+        const set = SETTINGS[setting];
+        if (set !== undefined) {
+          session.send(serialize.query(set));
+          expect(texts(await session.readUntilReady()), name).not.toMatch(/^E /m);
+        }
+        session.send(frames);
+        expect.soft(texts(await session.readUntilReady()), name).not.toContain(PHONE);
+        const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
+        expect.soft(stored.rows[0]?.n, name).toBe(0);
+      } finally {
+        session.close();
+        // Whatever an attempt stored (a token at most) is cleared for the next one.
+        await direct.query("DELETE FROM customers WHERE note IS DISTINCT FROM 'stored plaintext (passthrough)'");
+      }
+    }
+  });
+});
