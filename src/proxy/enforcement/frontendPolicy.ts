@@ -18,6 +18,7 @@ import { mayOpenCopyIn, type PortalInfo, type SettleChanges, type StatementInfo 
 import { preparedPathRefusal } from './writePath/preparedStatementPath.js';
 import type { RewrittenStatement } from './writePath/statementRewriter.js';
 import { analysedText } from './analysedText.js';
+import { mayChangeSettingsUnseen } from './catalog/sessionSettings.js';
 import { copyData, readBind, readBindTarget, readExecutePortal, readParse, readQuery, readTarget, type BindTarget, type ParseMessage } from '../protocol/messageReaders.js';
 import { bindMessage, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage, queryMessage } from '../protocol/messages.js';
 
@@ -152,12 +153,13 @@ export class FrontendPolicy {
   private forwardQuery(sql: string, rewritten: RewrittenStatement, domain: number, batch: number, answered: SettleChanges | undefined): MessageVerdict {
     const state = this.state;
     const statements = rewritten.analysis.statements;
+    const mayChangeSettings = mayChangeSettingsUnseen(rewritten.analysis);
     if (!changesSessionOrNames(statements)) {
-      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, completedCommands: 0, answered });
+      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, completedCommands: 0, answered, mayChangeSettings });
     } else {
       const effects = statements.map((statement) => state.searchPath.sent(domain, statement.sessionEffects ?? []));
       const settles = statements.map((statement, index) => preparedNameChanges(state, statement.preparedNames, batch, rewritten.preparedPlans[index]));
-      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
+      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered, mayChangeSettings });
     }
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
   }

@@ -6,7 +6,9 @@
  * pgveil (both tags read `$\uFFFD$`) but not for the server, so a `/*` after it hides the rest from
  * pgveil only. Each hostile text, sent as raw frames as an account that may store only tokens (or
  * see only masks), on a SQL_ASCII database and on a UTF8 one, must be refused or harmless: no
- * plaintext stored, none sent back.
+ * plaintext stored, none sent back. The settings can also change where pgveil does not see it (a
+ * prepared statement, a column default calling set_config): such text pipelined behind them is
+ * refused too, while text behind a BEGIN (as JDBC sends it) goes through.
  */
 import pg from 'pg';
 import { serialize } from 'pg-protocol';
@@ -118,6 +120,48 @@ describe.each(['SQL_ASCII', 'UTF8'])('a %s database', (encoding) => {
         // Whatever an attempt stored (a token at most) is cleared for the next one.
         await direct.query("DELETE FROM customers WHERE note IS DISTINCT FROM 'stored plaintext (passthrough)'");
       }
+    }
+  });
+});
+
+describe('text pipelined behind a statement that changes the settings out of sight', () => {
+  const PREPARED = { setup: "PREPARE encoding AS SELECT set_config('client_encoding', 'LATIN1', false)", run: 'EXECUTE encoding' };
+  const DEFAULTED = { setup: "CREATE TEMP TABLE settings_default (x text DEFAULT set_config('client_encoding', 'LATIN1', false))", run: 'INSERT INTO pg_temp.settings_default DEFAULT VALUES' };
+
+  it.each([['a prepared statement', PREPARED], ['a column default', DEFAULTED]])('%s calling set_config: the hidden INSERT is refused', async (_, { setup, run }) => {
+    const harness = harnesses.UTF8 as PolicyHarness;
+    const direct = directs.UTF8 as pg.Client;
+    const session = await openRawSession(harness.via(ANALYST));
+    try {
+      session.send(serialize.query(setup));
+      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
+      session.send([...query(run), ...query('SELECT ', ...HIDE, ';', HIDDEN_DO)]);
+      const replies = texts(await session.readUntilReady(2));
+      expect(replies).toMatch(/may not follow, unanswered, a statement that may change client_encoding/);
+      const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
+      expect(stored.rows[0]?.n).toBe(0);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('a BEGIN pipelined before non-ASCII text changes nothing: the row is stored, protected', async () => {
+    const harness = harnesses.UTF8 as PolicyHarness;
+    const direct = directs.UTF8 as pg.Client;
+    const session = await openRawSession(harness.via(ANALYST));
+    const unnamed = (sql: string): Buffer[] => [
+      frame('P', cstring(Buffer.alloc(0)), cstring(Buffer.from(sql)), int16(0)),
+      frame('B', cstring(Buffer.alloc(0)), cstring(Buffer.alloc(0)), int16(0), int16(0), int16(0)), serialize.execute({}),
+    ];
+    try {
+      session.send([...unnamed('BEGIN'), ...unnamed("INSERT INTO customers (ssn, note) VALUES ('" + SSN + "', 'Chloé \\ García')"), ...unnamed('COMMIT'), serialize.sync()]);
+      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
+      const { rows } = await direct.query<{ ssn: string }>("SELECT ssn FROM customers WHERE note = 'Chloé \\ García'");
+      expect(rows).toHaveLength(1);
+      expect(rows[0]?.ssn).not.toBe(SSN);
+    } finally {
+      session.close();
+      await direct.query("DELETE FROM customers WHERE note IS DISTINCT FROM 'stored plaintext (passthrough)'");
     }
   });
 });

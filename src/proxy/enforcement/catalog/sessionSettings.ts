@@ -6,7 +6,7 @@
  * any text pgveil could read otherwise than PostgreSQL: only 7-bit text without a backslash reads
  * the same under every client encoding and either standard_conforming_strings.
  */
-import type { SqlAnalysis } from '../../sql/index.js';
+import type { SqlAnalysis, StatementAnalysis } from '../../sql/index.js';
 import { DEFAULT_DATE_STYLE, parseDateStyle, type DateStyle } from '../valueCodecs/dateStyle.js';
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 
@@ -41,10 +41,14 @@ export class SessionSettings {
    * The refusal for `sql` under the current settings, if any. Statements that only set or show
    * settings in 7-bit text pass, so a session can put things right.
    */
-  check(sql: string, analysis: SqlAnalysis, mentionsProtectedTable: () => boolean): PolicyRefusal | undefined {
-    if ((!this.safe || this.inDoubt) && READ_OTHERWISE.test(sql)) {
-      // The analysis may have read another statement than PostgreSQL will: nothing of it is trusted.
-      return unsupportedRefusal('pgveil refused the statement: while client_encoding is not UTF8 or standard_conforming_strings is off (or a statement that may change them is unanswered), text with a non-ASCII character or a backslash may mean something else to PostgreSQL than to pgveil; set client_encoding to UTF8 and standard_conforming_strings on, each on its own');
+  check(sql: string, analysis: SqlAnalysis, mentionsProtectedTable: () => boolean, earlierMayChangeSettings: () => boolean): PolicyRefusal | undefined {
+    const unsure = !this.safe || this.inDoubt;
+    // The analysis may have read another statement than PostgreSQL will: nothing of it is trusted.
+    if ((unsure || earlierMayChangeSettings()) && READ_OTHERWISE.test(sql)) {
+      if (unsure) {
+        return unsupportedRefusal('pgveil refused the statement: while client_encoding is not UTF8 or standard_conforming_strings is off (or a statement that may change them is unanswered), text with a non-ASCII character or a backslash may mean something else to PostgreSQL than to pgveil; set client_encoding to UTF8 and standard_conforming_strings on, each on its own');
+      }
+      return unsupportedRefusal('pgveil refused the statement: text with a non-ASCII character or a backslash may not follow, unanswered, a statement that may change client_encoding or standard_conforming_strings out of pgveil\'s sight (through a function, a default, a view): send it once the statements before it are answered, or send its values as parameters');
     }
     const settingsOnly = analysis.statements.every((statement) => SETTING_STATEMENTS.has(statement.type));
     const mentions = this.mentionsSettingWords(analysis);
@@ -79,5 +83,29 @@ export class SessionSettings {
   /** ReadyForQuery: every ParameterStatus of the statements before it has arrived. */
   settled(): void {
     this.inDoubt = false;
+  }
+}
+
+/**
+ * Whether running the statements may change client_encoding or standard_conforming_strings where
+ * pgveil does not see it: nearly any statement may, through a function, a column default, a view,
+ * a rule or a trigger that calls set_config, and PostgreSQL reports the change only at
+ * ReadyForQuery. Not: starting a transaction or a savepoint, SHOW, and SET, RESET and DISCARD
+ * (which name their settings: the session is put in doubt when they are sent). Unknown: may.
+ */
+export function mayChangeSettingsUnseen(analysis: SqlAnalysis | undefined): boolean {
+  return analysis === undefined || !analysis.statements.every(changesNoSettingUnseen);
+}
+
+function changesNoSettingUnseen(statement: StatementAnalysis): boolean {
+  switch (statement.type) {
+    case 'Empty': case 'VariableShowStmt': case 'VariableSetStmt': case 'DiscardStmt':
+      return true;
+    case 'TransactionStmt':
+      // COMMIT is not: it runs deferred triggers.
+      return (statement.sessionEffects ?? []).every((effect) => effect.kind === 'transaction'
+        && (effect.action === 'begin' || effect.action === 'savepoint' || effect.action === 'release'));
+    default:
+      return false;
   }
 }
