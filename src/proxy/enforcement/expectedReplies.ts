@@ -62,7 +62,11 @@ export interface PortalInfo {
  */
 export type ExpectedReply =
   | { kind: 'parse' | 'bind' | 'close'; refusal?: Buffer; settle?: SettleChanges }
-  | { kind: 'sync' | 'function'; refusal?: Buffer; domain?: number }
+  | {
+    kind: 'sync' | 'function'; refusal?: Buffer; domain?: number;
+    /** A Sync after an Execute that may change client_encoding or standard_conforming_strings unseen: reported only at its ReadyForQuery. */
+    mayChangeSettings?: boolean;
+  }
   | { kind: 'describe-statement'; statement: StatementInfo; internal: boolean; refusal?: Buffer }
   | { kind: 'describe-portal'; portal: PortalInfo; internal: boolean; refusal?: Buffer }
   | {
@@ -119,6 +123,7 @@ export function mayChangeSettings(reply: ExpectedReply): boolean {
     case 'execute': return reply.refusal === undefined && mayChangeSettingsUnseen(reply.portal?.statement?.analysis);
     case 'query': return reply.refusal === undefined && reply.mayChangeSettings !== false;
     case 'function': return reply.refusal === undefined;
+    case 'sync': return reply.mayChangeSettings === true;
     default: return false;
   }
 }

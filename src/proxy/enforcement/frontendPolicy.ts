@@ -71,6 +71,8 @@ export class FrontendPolicy {
    */
   private boundPortal: PortalInfo | undefined;
   private boundBatch = -1;
+  /** An Execute of this batch may have changed client_encoding or standard_conforming_strings unseen (its Sync says so). */
+  private settingsMayChangeInBatch = false;
 
   constructor(private readonly state: PolicySessionState) {}
 
@@ -96,6 +98,7 @@ export class FrontendPolicy {
     if (statement === undefined || (!portal.describeRequested && !statement.describeRequested)) return true;
     if ((statement.sessionEffects?.length ?? 0) > 0 || statement.preparedNames !== undefined || statement.copies.length > 0) return true;
     state.expectReply({ kind: 'execute', portal, copies: [], effects: undefined, settle: undefined });
+    if (mayChangeSettingsUnseen(statement.analysis)) this.settingsMayChangeInBatch = true;
     return false;
   }
 
@@ -127,7 +130,9 @@ export class FrontendPolicy {
     const state = this.state;
     this.boundPortal = undefined;
     state.discarding = false;
-    state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });
+    // The batch's Executes are answered before its ReadyForQuery, which alone brings their ParameterStatus.
+    state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain(), mayChangeSettings: this.settingsMayChangeInBatch });
+    this.settingsMayChangeInBatch = false;
     state.batch++;
   }
 
@@ -328,6 +333,7 @@ export class FrontendPolicy {
     const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
     const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch, portal.statement?.preparedPlan);
     state.expectReply({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
+    if (mayChangeSettingsUnseen(portal.statement?.analysis)) this.settingsMayChangeInBatch = true;
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
   }
 

@@ -483,3 +483,31 @@ describe('ErrorResponse frames and the pipeline after a refusal', () => {
     expect(await back(s, errorResponse('42703'))).toBeUndefined();
   });
 });
+
+describe('settings changed out of sight', () => {
+  const risky = serialize.query("SELECT 'café' AS word");
+
+  it('text with a non-ASCII character is refused until the ReadyForQuery of a batch whose Execute may have changed them', async () => {
+    const s = session(['app']);
+    // A plain SELECT may call a function, or read a view, that calls set_config.
+    for (const message of [serialize.parse({ text: 'SELECT now()' }), serialize.bind({}), serialize.execute({}), serialize.sync()]) {
+      await front(s, message);
+    }
+    // Its Execute is answered, not its Sync: a ParameterStatus may still come with the ReadyForQuery.
+    for (const message of [frame('1', Buffer.alloc(0)), frame('2', Buffer.alloc(0)), rowDescription([{ name: 'now', tableOid: 0, attnum: 0, typeOid: TEXT }]), dataRow(['2026-11-27']), commandCompleteMessage('SELECT 1')]) {
+      await back(s, message);
+    }
+    expect(queryText(await front(s, risky) as Buffer)).toBe('pgveil refused this statement');
+    await back(s, readyForQueryMessage('I'));
+    await back(s, errorResponse('42601'));
+    await back(s, readyForQueryMessage('I'));
+    // Answered: the settings are known again, and the same text goes through unchanged.
+    expect(await front(s, risky)).toBeUndefined();
+  });
+
+  it('a BEGIN does not count, nor a batch that only began a transaction', async () => {
+    const s = session(['app']);
+    for (const message of [serialize.parse({ text: 'BEGIN' }), serialize.bind({}), serialize.execute({}), serialize.sync()]) await front(s, message);
+    expect(await front(s, risky)).toBeUndefined();
+  });
+});
