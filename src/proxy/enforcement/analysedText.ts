@@ -11,7 +11,6 @@ import type { ColumnPolicies } from './catalog/columnPolicies.js';
 import { namesSystemRelation } from './catalog/systemRelations.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { statementRuleRefusal } from './statementRuleGuard.js';
-import { mayChangeSettings } from './expectedReplies.js';
 import { unchangedStatement } from './unchangedStatement.js';
 import { executePlanLookup } from './writePath/preparedStatements.js';
 import { analyse, changesCatalog, rewriteStatement, type RewrittenStatement, type StatementContext } from './writePath/statementRewriter.js';
@@ -90,7 +89,7 @@ function rewritten(
   const policies = context.policies;
   const ruleRefusal = statementRuleRefusal(analysis, state.rights());
   if (ruleRefusal) throw ruleRefusal;
-  const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql), () => state.replies.someOwed(mayChangeSettings));
+  const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql));
   if (settingsRefusal) throw settingsRefusal;
   // DDL this session sent may be invisible to the catalog (uncommitted, or unanswered), and DDL
   // earlier in this text certainly is: statements that rely on what it changed are refused

@@ -306,7 +306,8 @@ export class BackendPolicy {
     this.queryResult = undefined;
     this.copyOut.end();
     state.copyIn = undefined;
-    state.settings.settled();
+    // Only an idle session's settings are all reported: a later batch may still change them.
+    state.settings.settled(state.replies.pendingReplies === 0);
     if (state.ddlCompleted || state.ddlPending) state.catalog.markStale();
     if (status === 'I') {
       if (state.uncommittedDdl) state.catalog.markStale();

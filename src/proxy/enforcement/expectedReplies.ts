@@ -13,7 +13,6 @@ import type { ParamPlan } from './writePath/statementRewriter.js';
 import type { FieldDescription } from '../protocol/messageReaders.js';
 import type { ResultPlan } from './readPath/resultPlan.js';
 import type { ColumnPolicies } from './catalog/columnPolicies.js';
-import { mayChangeSettingsUnseen } from './catalog/sessionSettings.js';
 
 export interface StatementInfo {
   readonly params: ReadonlyMap<number, ParamPlan>;
@@ -62,11 +61,7 @@ export interface PortalInfo {
  */
 export type ExpectedReply =
   | { kind: 'parse' | 'bind' | 'close'; refusal?: Buffer; settle?: SettleChanges }
-  | {
-    kind: 'sync' | 'function'; refusal?: Buffer; domain?: number;
-    /** A Sync after an Execute that may change client_encoding or standard_conforming_strings unseen: reported only at its ReadyForQuery. */
-    mayChangeSettings?: boolean;
-  }
+  | { kind: 'sync' | 'function'; refusal?: Buffer; domain?: number }
   | { kind: 'describe-statement'; statement: StatementInfo; internal: boolean; refusal?: Buffer }
   | { kind: 'describe-portal'; portal: PortalInfo; internal: boolean; refusal?: Buffer }
   | {
@@ -75,8 +70,6 @@ export type ExpectedReply =
   }
   | {
     kind: 'query'; copies: CopyStream[]; refusal?: Buffer; domain?: number;
-    /** False when running it cannot change client_encoding or standard_conforming_strings unseen (sessionSettings.ts). */
-    mayChangeSettings?: boolean;
     effects?: readonly (PendingEffects | undefined)[]; completedCommands?: number;
     /** Per statement: its changes to prepared statements (PREPARE, DEALLOCATE). */
     settles?: readonly (SettleChanges | undefined)[];
@@ -111,20 +104,6 @@ export function messageTypeOf(reply: ExpectedReply): number {
     case 'describe-statement': case 'describe-portal': return 0x44;
     case 'execute': return 0x45;
     case 'query': return 0x51;
-  }
-}
-
-/**
- * True when running what the reply answers may change client_encoding or standard_conforming_strings
- * out of pgveil's sight (a refused message runs nothing; an unknown statement may).
- */
-export function mayChangeSettings(reply: ExpectedReply): boolean {
-  switch (reply.kind) {
-    case 'execute': return reply.refusal === undefined && mayChangeSettingsUnseen(reply.portal?.statement?.analysis);
-    case 'query': return reply.refusal === undefined && reply.mayChangeSettings !== false;
-    case 'function': return reply.refusal === undefined;
-    case 'sync': return reply.mayChangeSettings === true;
-    default: return false;
   }
 }
 

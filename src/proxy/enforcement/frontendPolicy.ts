@@ -71,8 +71,6 @@ export class FrontendPolicy {
    */
   private boundPortal: PortalInfo | undefined;
   private boundBatch = -1;
-  /** An Execute of this batch may have changed client_encoding or standard_conforming_strings unseen (its Sync says so). */
-  private settingsMayChangeInBatch = false;
 
   constructor(private readonly state: PolicySessionState) {}
 
@@ -98,7 +96,7 @@ export class FrontendPolicy {
     if (statement === undefined || (!portal.describeRequested && !statement.describeRequested)) return true;
     if ((statement.sessionEffects?.length ?? 0) > 0 || statement.preparedNames !== undefined || statement.copies.length > 0) return true;
     state.expectReply({ kind: 'execute', portal, copies: [], effects: undefined, settle: undefined });
-    if (mayChangeSettingsUnseen(statement.analysis)) this.settingsMayChangeInBatch = true;
+    state.settings.sent(mayChangeSettingsUnseen(statement.analysis));
     return false;
   }
 
@@ -130,9 +128,7 @@ export class FrontendPolicy {
     const state = this.state;
     this.boundPortal = undefined;
     state.discarding = false;
-    // The batch's Executes are answered before its ReadyForQuery, which alone brings their ParameterStatus.
-    state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain(), mayChangeSettings: this.settingsMayChangeInBatch });
-    this.settingsMayChangeInBatch = false;
+    state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });
     state.batch++;
   }
 
@@ -158,13 +154,13 @@ export class FrontendPolicy {
   private forwardQuery(sql: string, rewritten: RewrittenStatement, domain: number, batch: number, answered: SettleChanges | undefined): MessageVerdict {
     const state = this.state;
     const statements = rewritten.analysis.statements;
-    const mayChangeSettings = mayChangeSettingsUnseen(rewritten.analysis);
+    state.settings.sent(mayChangeSettingsUnseen(rewritten.analysis));
     if (!changesSessionOrNames(statements)) {
-      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, completedCommands: 0, answered, mayChangeSettings });
+      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, completedCommands: 0, answered });
     } else {
       const effects = statements.map((statement) => state.searchPath.sent(domain, statement.sessionEffects ?? []));
       const settles = statements.map((statement, index) => preparedNameChanges(state, statement.preparedNames, batch, rewritten.preparedPlans[index]));
-      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered, mayChangeSettings });
+      state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
     }
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
   }
@@ -333,7 +329,7 @@ export class FrontendPolicy {
     const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
     const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch, portal.statement?.preparedPlan);
     state.expectReply({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
-    if (mayChangeSettingsUnseen(portal.statement?.analysis)) this.settingsMayChangeInBatch = true;
+    state.settings.sent(mayChangeSettingsUnseen(portal.statement?.analysis));
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
   }
 

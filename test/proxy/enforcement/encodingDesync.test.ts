@@ -145,6 +145,58 @@ describe('text pipelined behind a statement that changes the settings out of sig
     }
   });
 
+  it('an Execute answered under a Flush, its ReadyForQuery not yet due, still leaves the settings in doubt', async () => {
+    const harness = harnesses.UTF8 as PolicyHarness;
+    const direct = directs.UTF8 as pg.Client;
+    const session = await openRawSession(harness.via(ANALYST));
+    try {
+      session.send([frame('P', cstring(Buffer.from('encoding')), cstring(Buffer.from("SELECT set_config('client_encoding', 'LATIN1', false)")), int16(0)), serialize.sync()]);
+      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
+      session.send([frame('B', cstring(Buffer.alloc(0)), cstring(Buffer.from('encoding')), int16(0), int16(0), int16(0)), serialize.execute({}), serialize.flush()]);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // its CommandComplete is back, its Sync not sent
+      session.send([...query('SELECT ', ...HIDE, "; INSERT INTO customers (ssn, note) VALUES ('" + SSN + "', 'flush'); -- */"), serialize.sync()]);
+      expect(texts(await session.readUntilReady(2))).toMatch(/may not follow, unanswered, a statement that may change client_encoding/);
+      const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
+      expect(stored.rows[0]?.n).toBe(0);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('a COPY into a protected table behind a statement that may change client_encoding is refused: its rows could be read as SJIS', async () => {
+    const harness = harnesses.UTF8 as PolicyHarness;
+    const direct = directs.UTF8 as pg.Client;
+    const session = await openRawSession(harness.via(ANALYST));
+    try {
+      session.send(serialize.query("PREPARE encoding AS SELECT set_config('client_encoding', 'SJIS', false)"));
+      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
+      // In SJIS 0x81 0x40 is one character: the server reads row 1 as (x, 123-45-6789), pgveil as one quoted field.
+      session.send([...query("EXECUTE encoding; COPY customers (note, ssn) FROM STDIN WITH (FORMAT csv, DELIMITER '|', QUOTE '@')"),
+        frame('d', bytes('x', [0x81], '@|' + SSN + '\n', [0x81], '@|\n')), frame('c')]);
+      expect(texts(await session.readUntilReady())).toMatch(/pgveil refused the COPY: it loads protected columns/);
+      const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
+      expect(stored.rows[0]?.n).toBe(0);
+    } finally {
+      session.close();
+    }
+  });
+
+  it.each([['csv', 'h\r' + SSN + ',crheader\r'], ['text', 'h\r' + SSN + '\tcrheader\r'], ['csv', SSN + ',a\rb\n']])('a COPY (%s) row with a carriage return that does not end its line is refused, header included', async (format, data) => {
+    const harness = harnesses.UTF8 as PolicyHarness;
+    const direct = directs.UTF8 as pg.Client;
+    const session = await openRawSession(harness.via(ANALYST));
+    try {
+      session.send([...query(`COPY customers (ssn, note) FROM STDIN WITH (FORMAT ${format}, HEADER ${data.startsWith('h') ? 'true' : 'false'})`), frame('d', Buffer.from(data)), frame('c')]);
+      const replies = texts(await session.readUntilReady());
+      expect(replies).toMatch(/22P04/);
+      expect(replies).toMatch(/carriage return that does not end its line/);
+      const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
+      expect(stored.rows[0]?.n).toBe(0);
+    } finally {
+      session.close();
+    }
+  });
+
   it('a BEGIN pipelined before non-ASCII text changes nothing: the row is stored, protected', async () => {
     const harness = harnesses.UTF8 as PolicyHarness;
     const direct = directs.UTF8 as pg.Client;

@@ -487,21 +487,18 @@ describe('ErrorResponse frames and the pipeline after a refusal', () => {
 describe('settings changed out of sight', () => {
   const risky = serialize.query("SELECT 'café' AS word");
 
-  it('text with a non-ASCII character is refused until the ReadyForQuery of a batch whose Execute may have changed them', async () => {
+  it('text with a non-ASCII character is refused until the session is idle after an Execute that may have changed them', async () => {
     const s = session(['app']);
-    // A plain SELECT may call a function, or read a view, that calls set_config.
-    for (const message of [serialize.parse({ text: 'SELECT now()' }), serialize.bind({}), serialize.execute({}), serialize.sync()]) {
-      await front(s, message);
-    }
-    // Its Execute is answered, not its Sync: a ParameterStatus may still come with the ReadyForQuery.
-    for (const message of [frame('1', Buffer.alloc(0)), frame('2', Buffer.alloc(0)), rowDescription([{ name: 'now', tableOid: 0, attnum: 0, typeOid: TEXT }]), dataRow(['2026-11-27']), commandCompleteMessage('SELECT 1')]) {
-      await back(s, message);
-    }
+    // A plain SELECT may call a function, or read a view, that calls set_config; PostgreSQL reports it at ReadyForQuery.
+    const batch = [serialize.parse({ text: 'SELECT now()' }), serialize.bind({}), serialize.execute({})];
+    for (const message of [...batch, serialize.sync(), ...batch, serialize.flush()]) await front(s, message);
+    const answers = [frame('1', Buffer.alloc(0)), frame('2', Buffer.alloc(0)), rowDescription([{ name: 'now', tableOid: 0, attnum: 0, typeOid: TEXT }]), dataRow(['2026-11-27']), commandCompleteMessage('SELECT 1')];
+    // The first batch is answered to its ReadyForQuery, the second (flushed, no Sync) to its CommandComplete.
+    for (const message of [...answers, readyForQueryMessage('I'), ...answers]) await back(s, message);
     expect(queryText(await front(s, risky) as Buffer)).toBe('pgveil refused this statement');
-    await back(s, readyForQueryMessage('I'));
-    await back(s, errorResponse('42601'));
-    await back(s, readyForQueryMessage('I'));
-    // Answered: the settings are known again, and the same text goes through unchanged.
+    await front(s, serialize.sync());
+    for (const message of [errorResponse('42601'), readyForQueryMessage('I'), readyForQueryMessage('I')]) await back(s, message);
+    // Idle: the settings are known again, and the same text goes through unchanged.
     expect(await front(s, risky)).toBeUndefined();
   });
 

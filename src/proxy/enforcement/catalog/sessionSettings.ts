@@ -24,8 +24,14 @@ export class SessionSettings {
   private standardStrings = 'on';
   /** How the session prints and reads dates (date columns are turned into ISO for the engine). */
   dateStyle: DateStyle = DEFAULT_DATE_STYLE;
-  /** A statement that may change the settings is in flight: known again at ReadyForQuery. */
+  /** A statement that names the settings is in flight: known again once the session is idle. */
   inDoubt = false;
+  /**
+   * A Query or Execute sent may change the settings out of sight (a function, a column default, a
+   * view calling set_config): PostgreSQL reports it only at ReadyForQuery, so the settings are
+   * known again once the session is idle.
+   */
+  private changeOutOfSight = false;
 
   update(name: string, value: string): void {
     if (name === 'client_encoding') this.clientEncoding = value.toUpperCase().replace(/[-_]/g, '');
@@ -41,14 +47,19 @@ export class SessionSettings {
    * The refusal for `sql` under the current settings, if any. Statements that only set or show
    * settings in 7-bit text pass, so a session can put things right.
    */
-  check(sql: string, analysis: SqlAnalysis, mentionsProtectedTable: () => boolean, earlierMayChangeSettings: () => boolean): PolicyRefusal | undefined {
+  check(sql: string, analysis: SqlAnalysis, mentionsProtectedTable: () => boolean): PolicyRefusal | undefined {
     const unsure = !this.safe || this.inDoubt;
     // The analysis may have read another statement than PostgreSQL will: nothing of it is trusted.
-    if ((unsure || earlierMayChangeSettings()) && READ_OTHERWISE.test(sql)) {
+    if ((unsure || this.changeOutOfSight) && READ_OTHERWISE.test(sql)) {
       if (unsure) {
         return unsupportedRefusal('pgveil refused the statement: while client_encoding is not UTF8 or standard_conforming_strings is off (or a statement that may change them is unanswered), text with a non-ASCII character or a backslash may mean something else to PostgreSQL than to pgveil; set client_encoding to UTF8 and standard_conforming_strings on, each on its own');
       }
       return unsupportedRefusal('pgveil refused the statement: text with a non-ASCII character or a backslash may not follow, unanswered, a statement that may change client_encoding or standard_conforming_strings out of pgveil\'s sight (through a function, a default, a view): send it once the statements before it are answered, or send its values as parameters');
+    }
+    const copyAt = analysis.statements.findIndex((statement) => statement.copyFrom !== undefined);
+    if (copyAt >= 0 && (this.changeOutOfSight || !analysis.statements.slice(0, copyAt).every(changesNoSettingUnseen))) {
+      // PostgreSQL reads COPY rows in the client_encoding in force when the COPY starts.
+      return unsupportedRefusal('pgveil refused the COPY: it loads protected columns, and a statement before it (unanswered, or earlier in the same text) may change client_encoding out of pgveil\'s sight, in which PostgreSQL would read its rows; send the COPY on its own once the statements before it are answered');
     }
     const settingsOnly = analysis.statements.every((statement) => SETTING_STATEMENTS.has(statement.type));
     const mentions = this.mentionsSettingWords(analysis);
@@ -80,9 +91,16 @@ export class SessionSettings {
     return !this.safe || this.inDoubt ? analysis.settingWords.inText : analysis.settingWords.inCode;
   }
 
-  /** ReadyForQuery: every ParameterStatus of the statements before it has arrived. */
-  settled(): void {
+  /** A Query or Execute forwarded: whether running it may change the settings out of sight (mayChangeSettingsUnseen). */
+  sent(mayChangeUnseen: boolean): void {
+    if (mayChangeUnseen) this.changeOutOfSight = true;
+  }
+
+  /** ReadyForQuery: when nothing else is owed a reply, every ParameterStatus of what was sent has arrived. */
+  settled(idle: boolean): void {
+    if (!idle) return;
     this.inDoubt = false;
+    this.changeOutOfSight = false;
   }
 }
 

@@ -68,6 +68,30 @@ export class RowScanner {
   }
 }
 
+/**
+ * Whether a row's content (without its line ending) holds a carriage return outside a quoted CSV
+ * field. PostgreSQL takes a file's line ending from its first line, a bare CR included, and would
+ * end a row there where pgveil, which ends rows at LF, does not; in text format it refuses such a
+ * CR anyway, and in CSV only a quoted field may hold one.
+ */
+export function hasBareCarriageReturn(content: Buffer, options: CopyOptions): boolean {
+  if (content.indexOf(CR) < 0) return false;
+  if (options.format !== 'csv') return true;
+  const quote = options.quote.charCodeAt(0);
+  const escape = options.escape.charCodeAt(0);
+  let inQuotes = false;
+  for (let i = 0; i < content.length; i++) {
+    const byte = content[i] as number;
+    if (inQuotes) {
+      const next = content[i + 1];
+      if (byte === escape && (next === quote || next === escape)) i++;
+      else if (byte === quote) inQuotes = false;
+    } else if (byte === quote) inQuotes = true;
+    else if (byte === CR) return true;
+  }
+  return false;
+}
+
 /** The row's content without its line ending: [start, end). */
 export function rowContentEnd(bytes: Buffer, start: number, end: number): number {
   let stop = end;

@@ -10,7 +10,7 @@ import type { Engine } from '../../../engine/index.js';
 import type { CopyFromTarget, CopyOptions } from '../../sql/index.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import {
-  isEndMarker, readCsvField, readTextField, rowContentEnd, RowScanner, splitFields, writeCsvField, writeTextField,
+  hasBareCarriageReturn, isEndMarker, readCsvField, readTextField, rowContentEnd, RowScanner, splitFields, writeCsvField, writeTextField,
 } from '../readPath/copyRowFormat.js';
 import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
 import { normaliseText } from './normaliseText.js';
@@ -92,6 +92,10 @@ export class CopyInRewriter {
       this.rowNumber++;
       const contentEnd = rowContentEnd(row, 0, row.length);
       const content = row.subarray(0, contentEnd);
+      // The header too: forwarded as it is, it must end where PostgreSQL will end it.
+      if (hasBareCarriageReturn(content, this.options)) {
+        throw new PolicyRefusal(BAD_COPY_FORMAT, `pgveil refused the COPY: row ${this.rowNumber} holds a carriage return that does not end its line, where PostgreSQL may end a row; end lines with \\n or \\r\\n`);
+      }
       if (this.headerPending) {
         this.headerPending = false;
         out.push([row]);
