@@ -14,7 +14,7 @@ import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres.js';
-import { int16Bytes as int16, int32Bytes as int32, openRawSession, rawFrame as frame, type BackendMessage } from '../support/rawProtocol.js';
+import { int16Bytes as int16, int32Bytes as int32, openRawSession, rawFrame as frame, type BackendMessage, type RawSession } from '../support/rawProtocol.js';
 import { ANALYST, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from './support/policyHarness.js';
 
 const SSN = '123-45-6789';
@@ -124,77 +124,61 @@ describe.each(['SQL_ASCII', 'UTF8'])('a %s database', (encoding) => {
   });
 });
 
+/** Runs `attempt` in a raw session of ANALYST on the UTF8 database, then checks that no plaintext SSN was stored. */
+async function attemptAsAnalyst(attempt: (session: RawSession) => Promise<void>): Promise<void> {
+  const session = await openRawSession((harnesses.UTF8 as PolicyHarness).via(ANALYST));
+  try {
+    await attempt(session);
+    const stored = await (directs.UTF8 as pg.Client).query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
+    expect(stored.rows[0]?.n).toBe(0);
+  } finally {
+    session.close();
+  }
+}
+
 describe('text pipelined behind a statement that changes the settings out of sight', () => {
   const PREPARED = { setup: "PREPARE encoding AS SELECT set_config('client_encoding', 'LATIN1', false)", run: 'EXECUTE encoding' };
   const DEFAULTED = { setup: "CREATE TEMP TABLE settings_default (x text DEFAULT set_config('client_encoding', 'LATIN1', false))", run: 'INSERT INTO pg_temp.settings_default DEFAULT VALUES' };
 
   it.each([['a prepared statement', PREPARED], ['a column default', DEFAULTED]])('%s calling set_config: the hidden INSERT is refused', async (_, { setup, run }) => {
-    const harness = harnesses.UTF8 as PolicyHarness;
-    const direct = directs.UTF8 as pg.Client;
-    const session = await openRawSession(harness.via(ANALYST));
-    try {
+    await attemptAsAnalyst(async (session) => {
       session.send(serialize.query(setup));
       expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
       session.send([...query(run), ...query('SELECT ', ...HIDE, ';', HIDDEN_DO)]);
       const replies = texts(await session.readUntilReady(2));
       expect(replies).toMatch(/may not follow, unanswered, a statement that may change client_encoding/);
-      const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
-      expect(stored.rows[0]?.n).toBe(0);
-    } finally {
-      session.close();
-    }
+    });
   });
 
   it('an Execute answered under a Flush, its ReadyForQuery not yet due, still leaves the settings in doubt', async () => {
-    const harness = harnesses.UTF8 as PolicyHarness;
-    const direct = directs.UTF8 as pg.Client;
-    const session = await openRawSession(harness.via(ANALYST));
-    try {
+    await attemptAsAnalyst(async (session) => {
       session.send([frame('P', cstring(Buffer.from('encoding')), cstring(Buffer.from("SELECT set_config('client_encoding', 'LATIN1', false)")), int16(0)), serialize.sync()]);
       expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
       session.send([frame('B', cstring(Buffer.alloc(0)), cstring(Buffer.from('encoding')), int16(0), int16(0), int16(0)), serialize.execute({}), serialize.flush()]);
       await new Promise((resolve) => setTimeout(resolve, 300)); // its CommandComplete is back, its Sync not sent
       session.send([...query('SELECT ', ...HIDE, "; INSERT INTO customers (ssn, note) VALUES ('" + SSN + "', 'flush'); -- */"), serialize.sync()]);
       expect(texts(await session.readUntilReady(2))).toMatch(/may not follow, unanswered, a statement that may change client_encoding/);
-      const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
-      expect(stored.rows[0]?.n).toBe(0);
-    } finally {
-      session.close();
-    }
+    });
   });
 
   it('a COPY into a protected table behind a statement that may change client_encoding is refused: its rows could be read as SJIS', async () => {
-    const harness = harnesses.UTF8 as PolicyHarness;
-    const direct = directs.UTF8 as pg.Client;
-    const session = await openRawSession(harness.via(ANALYST));
-    try {
+    await attemptAsAnalyst(async (session) => {
       session.send(serialize.query("PREPARE encoding AS SELECT set_config('client_encoding', 'SJIS', false)"));
       expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
       // In SJIS 0x81 0x40 is one character: the server reads row 1 as (x, 123-45-6789), pgveil as one quoted field.
       session.send([...query("EXECUTE encoding; COPY customers (note, ssn) FROM STDIN WITH (FORMAT csv, DELIMITER '|', QUOTE '@')"),
         frame('d', bytes('x', [0x81], '@|' + SSN + '\n', [0x81], '@|\n')), frame('c')]);
       expect(texts(await session.readUntilReady())).toMatch(/pgveil refused the COPY: it loads protected columns/);
-      const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
-      expect(stored.rows[0]?.n).toBe(0);
-    } finally {
-      session.close();
-    }
+    });
   });
 
   it.each([['csv', 'h\r' + SSN + ',crheader\r'], ['text', 'h\r' + SSN + '\tcrheader\r'], ['csv', SSN + ',a\rb\n']])('a COPY (%s) row with a carriage return that does not end its line is refused, header included', async (format, data) => {
-    const harness = harnesses.UTF8 as PolicyHarness;
-    const direct = directs.UTF8 as pg.Client;
-    const session = await openRawSession(harness.via(ANALYST));
-    try {
+    await attemptAsAnalyst(async (session) => {
       session.send([...query(`COPY customers (ssn, note) FROM STDIN WITH (FORMAT ${format}, HEADER ${data.startsWith('h') ? 'true' : 'false'})`), frame('d', Buffer.from(data)), frame('c')]);
       const replies = texts(await session.readUntilReady());
       expect(replies).toMatch(/22P04/);
       expect(replies).toMatch(/carriage return that does not end its line/);
-      const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1', [SSN]);
-      expect(stored.rows[0]?.n).toBe(0);
-    } finally {
-      session.close();
-    }
+    });
   });
 
   it('a BEGIN pipelined before non-ASCII text changes nothing: the row is stored, protected', async () => {
