@@ -161,6 +161,20 @@ describe('text pipelined behind a statement that changes the settings out of sig
     });
   });
 
+  it.each([['the hidden INSERT', false], ['a COPY read as SJIS', true]])('a SET prepared in one batch and executed in the next counts too: %s is refused', async (_, copy) => {
+    await attemptAsAnalyst(async (session) => {
+      const encoding = copy ? 'SJIS' : 'LATIN1';
+      session.send([frame('P', cstring(Buffer.from('encoding')), cstring(Buffer.from(`SET client_encoding TO '${encoding}'`)), int16(0)), serialize.sync()]);
+      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
+      const run = [frame('B', cstring(Buffer.alloc(0)), cstring(Buffer.from('encoding')), int16(0), int16(0), int16(0)), serialize.execute({})];
+      const after = copy
+        ? [...query("COPY customers (note, ssn) FROM STDIN WITH (FORMAT csv, DELIMITER '|', QUOTE '@')"), frame('d', bytes('x', [0x81], '@|' + SSN + '\n', [0x81], '@|\n')), frame('c')]
+        : query('SELECT ', ...HIDE, "; INSERT INTO customers (ssn, note) VALUES ('" + SSN + "', 'prepared set'); -- */");
+      session.send([...run, ...after, serialize.sync()]);
+      expect(texts(await session.readUntilReady(2))).toMatch(copy ? /pgveil refused the COPY: it loads protected columns/ : /may not follow, unanswered/);
+    });
+  });
+
   it('a COPY into a protected table behind a statement that may change client_encoding is refused: its rows could be read as SJIS', async () => {
     await attemptAsAnalyst(async (session) => {
       session.send(serialize.query("PREPARE encoding AS SELECT set_config('client_encoding', 'SJIS', false)"));

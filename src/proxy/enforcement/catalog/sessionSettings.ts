@@ -105,14 +105,14 @@ export class SessionSettings {
 }
 
 /**
- * Whether running the statements may change client_encoding or standard_conforming_strings where
- * pgveil does not see it: nearly any statement may, through a function, a column default, a view,
- * a rule or a trigger that calls set_config, and PostgreSQL reports the change only at
- * ReadyForQuery. Not: starting a transaction or a savepoint, SHOW, and SET, RESET and DISCARD
- * (which name their settings: the session is put in doubt when they are sent). Unknown: may.
+ * Whether running the statements may change client_encoding or standard_conforming_strings before
+ * PostgreSQL reports it (only at ReadyForQuery): nearly any statement may, through a function, a
+ * column default, a view, a rule or a trigger that calls set_config, and so does any text naming
+ * the settings (a SET prepared now and executed in a later batch). Not: starting a transaction or
+ * a savepoint, SHOW, and SET, RESET and DISCARD of other settings. Unknown: may.
  */
 export function mayChangeSettingsUnseen(analysis: SqlAnalysis | undefined): boolean {
-  return analysis === undefined || !analysis.statements.every(changesNoSettingUnseen);
+  return analysis === undefined || analysis.settingWords.inText || !analysis.statements.every(changesNoSettingUnseen);
 }
 
 function changesNoSettingUnseen(statement: StatementAnalysis): boolean {
