@@ -12,7 +12,7 @@ import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.j
 import { executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind, rewriteBindNow } from './writePath/bindRewriter.js';
-import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
+import { PolicyRefusal, syncDuringCopyIn, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { mayOpenCopyIn, type PortalInfo, type SettleChanges, type StatementInfo } from './expectedReplies.js';
 import { preparedPathRefusal } from './writePath/preparedStatementPath.js';
@@ -126,6 +126,9 @@ export class FrontendPolicy {
   /** A Sync ends the batch (and pgveil's discarding after a refusal); its ReadyForQuery answers it. */
   sync(): void {
     const state = this.state;
+    // PostgreSQL ignores a Sync in COPY IN mode, but answers it once the COPY failed or if it never
+    // started: which it will be, pgveil cannot know here, and it must count every answer.
+    if (state.copyIn !== undefined || state.replies.someOwed(mayOpenCopyIn)) throw syncDuringCopyIn();
     this.boundPortal = undefined;
     state.discarding = false;
     state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });

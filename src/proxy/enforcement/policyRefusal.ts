@@ -52,3 +52,14 @@ export function endedByReload(what: string, during: string, again: 'COPY' | 'sta
     hint: `Run the ${again} again: it will follow the policies now in force.`,
   });
 }
+
+/**
+ * A Sync while a COPY FROM STDIN runs or may be starting: the session ends (08P01). PostgreSQL
+ * ignores it in COPY IN mode, answers it once the COPY failed; pgveil cannot tell which, and a
+ * miscounted answer would tie later replies to the wrong statements.
+ */
+export function syncDuringCopyIn(): SessionFatal {
+  return new SessionFatal('08P01', 'pgveil ended the session: a Sync arrived while a COPY FROM STDIN was running or starting', {
+    hint: 'send Sync only after CopyDone or CopyFail (COPY through a simple Query needs none)',
+  });
+}

@@ -220,7 +220,11 @@ export class SessionRelay {
   };
 
   private onFrontendFailure(reason: PumpFailure): void {
-    if (reason.kind === 'hook-failed' && reason.error instanceof ProtocolViolation) {
+    if (reason.kind === 'hook-failed' && reason.error instanceof SessionFatal) {
+      // A hook ending the session on purpose: at once, since it can no longer vouch for what follows.
+      this.options.logger.warn({ code: reason.error.fields.code }, 'proxy: session ended by a hook');
+      this.fatal(reason.error.fields);
+    } else if (reason.kind === 'hook-failed' && reason.error instanceof ProtocolViolation) {
       this.options.warnings?.warn({ reason: reason.error.message }, 'proxy: unreadable frontend message; closing the session');
       this.fatalAfterPendingReplies({ severity: 'FATAL', code: '08P01', message: reason.error.message });
     } else if (reason.kind === 'hook-failed') {
