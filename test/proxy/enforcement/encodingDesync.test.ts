@@ -186,6 +186,15 @@ describe('text pipelined behind a statement that changes the settings out of sig
     });
   });
 
+  it('a second COPY in the same text as a first, behind an EXECUTE that may change client_encoding, is refused', async () => {
+    await attemptAsAnalyst(async (session) => {
+      session.send(serialize.query("PREPARE encoding AS SELECT set_config('client_encoding', 'SJIS', false)"));
+      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
+      session.send(query("COPY customers (ssn, note) FROM STDIN; EXECUTE encoding; COPY customers (note, ssn) FROM STDIN WITH (FORMAT csv, DELIMITER '|', QUOTE '@')"));
+      expect(texts(await session.readUntilReady())).toMatch(/pgveil refused the COPY: it loads protected columns/);
+    });
+  });
+
   it.each([['csv', 'h\r' + SSN + ',crheader\r'], ['text', 'h\r' + SSN + '\tcrheader\r'], ['csv', SSN + ',a\rb\n']])('a COPY (%s) row with a carriage return that does not end its line is refused, header included', async (format, data) => {
     await attemptAsAnalyst(async (session) => {
       session.send([...query(`COPY customers (ssn, note) FROM STDIN WITH (FORMAT ${format}, HEADER ${data.startsWith('h') ? 'true' : 'false'})`), frame('d', Buffer.from(data)), frame('c')]);

@@ -56,8 +56,7 @@ export class SessionSettings {
       }
       return unsupportedRefusal('pgveil refused the statement: text with a non-ASCII character or a backslash may not follow, unanswered, a statement that may change client_encoding or standard_conforming_strings out of pgveil\'s sight (through a function, a default, a view): send it once the statements before it are answered, or send its values as parameters');
     }
-    const copyAt = analysis.statements.findIndex((statement) => statement.copyFrom !== undefined);
-    if (copyAt >= 0 && (this.changeOutOfSight || !analysis.statements.slice(0, copyAt).every(changesNoSettingUnseen))) {
+    if (this.copyMayMeetOtherEncoding(analysis)) {
       // PostgreSQL reads COPY rows in the client_encoding in force when the COPY starts.
       return unsupportedRefusal('pgveil refused the COPY: it loads protected columns, and a statement before it (unanswered, or earlier in the same text) may change client_encoding out of pgveil\'s sight, in which PostgreSQL would read its rows; send the COPY on its own once the statements before it are answered');
     }
@@ -80,6 +79,16 @@ export class SessionSettings {
       this.inDoubt = true;
     }
     return undefined;
+  }
+
+  /** Whether a COPY loading protected columns follows, unanswered or earlier in the text (each COPY), a statement that may change the settings. */
+  private copyMayMeetOtherEncoding(analysis: SqlAnalysis): boolean {
+    let changed = this.changeOutOfSight;
+    for (const statement of analysis.statements) {
+      if (statement.copyFrom !== undefined && changed) return true;
+      if (!changesNoSettingUnseen(statement)) changed = true;
+    }
+    return false;
   }
 
   /**
