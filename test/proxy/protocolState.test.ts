@@ -75,3 +75,24 @@ describe('ProtocolState queue', () => {
     expect(state.pendingReplies).toBe(0);
   });
 });
+
+describe('ProtocolState in COPY IN', () => {
+  const P = 0x50;
+  it('ignores a Sync during COPY IN, but counts one after a message that fails the COPY', () => {
+    const state = new ProtocolState<number>();
+    state.frontendMessage(0x51); // Query: COPY … FROM STDIN
+    state.backendMessage(0x47, 0); // CopyInResponse
+    state.frontendMessage(0x64); // CopyData
+    state.frontendMessage(S); // ignored by PostgreSQL in COPY IN
+    expect(state.pendingReplies).toBe(1);
+    state.frontendMessage(P); // PostgreSQL fails the COPY: "unexpected message type"
+    state.expect(S, 7);
+    state.frontendMessage(S); // answered, after the Query's ReadyForQuery
+    expect(state.pendingReplies).toBe(3);
+    state.backendMessage(0x45, 0); // the COPY's error
+    state.backendMessage(0x5a, 0x49); // the Query's ReadyForQuery
+    state.backendMessage(0x5a, 0x49); // the Sync's
+    expect(state.answered).toBe(7);
+    expect(state.pendingReplies).toBe(0);
+  });
+});

@@ -82,6 +82,11 @@ export class FrontendPolicy {
    */
   wantsWhole(type: number, chunk: Buffer, start: number, end: number, upstreamSkipping: boolean): boolean {
     const state = this.state;
+    if (type === 0x53 /* S */) {
+      if (state.copyIn !== undefined || state.replies.someOwed(mayOpenCopyIn)) return true;
+      this.sync();
+      return false;
+    }
     const portal = this.boundPortal;
     if (portal === undefined || this.boundBatch !== state.batch || state.discarding || upstreamSkipping || state.copyIn !== undefined) return true;
     if (type === 0x44 /* D */) {
@@ -105,10 +110,7 @@ export class FrontendPolicy {
     const state = this.state;
     if (type === 'd' || type === 'c' || type === 'f') return this.copyMessage(type, frame);
     if (state.copyIn !== undefined && type !== 'S' && type !== 'H') state.copyIn = undefined; // the client left COPY mode
-    if (type === 'S') {
-      this.sync();
-      return undefined;
-    }
+    if (type === 'S') return this.syncMessage(upstreamSkipping);
     // PostgreSQL skips everything up to Sync after an error (and so does pgveil after a refusal).
     if (state.discarding || upstreamSkipping) return DROP;
     switch (type) {
@@ -123,11 +125,39 @@ export class FrontendPolicy {
     }
   }
 
-  /** A Sync ends the batch (and pgveil's discarding after a refusal); its ReadyForQuery answers it. */
-  sync(): void {
+  /**
+   * PostgreSQL ignores a Sync in COPY IN mode, and answers it once the COPY failed or if it never
+   * started: pgveil must count every answer. Sent while a COPY FROM STDIN may start (libpq's and
+   * tokio-postgres' Execute, Sync before CopyData), the Sync waits, and what follows it too, until
+   * the server has either opened the COPY (flushed at once) — then PostgreSQL is never sent it, so
+   * that no error before or during the COPY can make it count — or answered otherwise. Sent while
+   * the COPY runs, it would be read before or after a failure that depends on the rows: the
+   * session ends.
+   */
+  private syncMessage(upstreamSkipping: boolean): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
-    // PostgreSQL ignores a Sync in COPY IN mode, but answers it once the COPY failed or if it never
-    // started: which it will be, pgveil cannot know here, and it must count every answer.
+    if (state.copyIn !== undefined) throw syncDuringCopyIn();
+    if (!state.replies.someOwed(mayOpenCopyIn)) {
+      this.sync();
+      return undefined;
+    }
+    // After a refusal or an error the batch is already being skipped: no COPY statement pgveil
+    // forwarded may then run, unless the skipping ends at this very Sync; not worth the doubt.
+    if (state.discarding || upstreamSkipping) throw syncDuringCopyIn();
+    return this.syncOnceCopyDecided();
+  }
+
+  private async syncOnceCopyDecided(): Promise<MessageVerdict> {
+    const state = this.state;
+    while (state.copyIn === undefined && state.replies.someOwed(mayOpenCopyIn)) await state.nextBackendEvent();
+    if (state.copyIn !== undefined) return DROP;
+    this.sync();
+    return undefined;
+  }
+
+  /** A Sync ends the batch (and pgveil's discarding after a refusal); its ReadyForQuery answers it. */
+  private sync(): void {
+    const state = this.state;
     if (state.copyIn !== undefined || state.replies.someOwed(mayOpenCopyIn)) throw syncDuringCopyIn();
     this.boundPortal = undefined;
     state.discarding = false;

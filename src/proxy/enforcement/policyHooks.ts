@@ -45,11 +45,13 @@ export interface PolicyHooks {
 
 /** Client → server types the hooks look at, and server → client ones. */
 const FRONTEND_TYPES = 'QPBCFdcf';
-/** Describe and Execute: of the portal a Bind just bound, read in place (FrontendPolicy.wantsWhole); else seen whole. */
-const FRONTEND_ON_DEMAND_TYPES = 'DE';
+/**
+ * Describe and Execute: of the portal a Bind just bound, read in place (FrontendPolicy.wantsWhole);
+ * else seen whole. Sync: followed in place, seen whole only while a COPY FROM STDIN may be starting.
+ */
+const FRONTEND_ON_DEMAND_TYPES = 'DES';
 const BACKEND_TYPES = 'tTnCIsEGHcS';
-/** Types the hooks follow by their header alone: Sync; ParseComplete, BindComplete, CloseComplete, ReadyForQuery. */
-const FRONTEND_HEADER_TYPES = 'S';
+/** Types the hooks follow by their header alone: ParseComplete, BindComplete, CloseComplete, ReadyForQuery. */
 const BACKEND_HEADER_TYPES = '123Z';
 /**
  * DataRow and CopyData, seen whole only within a result the read path rewrites; NoticeResponse
@@ -128,7 +130,6 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
       frontendTypes: FRONTEND_TYPES,
       frontendOnDemandTypes: FRONTEND_ON_DEMAND_TYPES,
       backendTypes: BACKEND_TYPES,
-      frontendHeaderTypes: FRONTEND_HEADER_TYPES,
       backendHeaderTypes: BACKEND_HEADER_TYPES,
       backendOnDemandTypes: BACKEND_ON_DEMAND_TYPES,
       backendRunTypes: BACKEND_RUN_TYPES,
@@ -136,9 +137,6 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
       wantsFrontendMessage: (type, chunk, start, end, session) => frontend.wantsWhole(type, chunk, start, end, session.state.upstreamSkippingUntilSync),
       onFrontendMessage: (message, session) => frontend.handle(message, session.state.upstreamSkippingUntilSync),
       onBackendMessage: (message) => backend.handle(message),
-      onFrontendHeader: (type) => {
-        if (type === 0x53 /* S */) frontend.sync();
-      },
       onBackendHeader: (type, firstBodyByte) => backend.header(type, firstBodyByte),
       onClose: () => state.backendEvent(),
     };

@@ -54,12 +54,13 @@ export function endedByReload(what: string, during: string, again: 'COPY' | 'sta
 }
 
 /**
- * A Sync while a COPY FROM STDIN runs or may be starting: the session ends (08P01). PostgreSQL
- * ignores it in COPY IN mode, answers it once the COPY failed; pgveil cannot tell which, and a
- * miscounted answer would tie later replies to the wrong statements.
+ * A Sync while a COPY FROM STDIN runs (or may start, behind a refusal or an error in its batch):
+ * the session ends (08P01). PostgreSQL ignores it in COPY IN mode and answers it once the COPY
+ * failed, which depends on the rows; a miscounted answer would tie later replies to the wrong
+ * statements.
  */
 export function syncDuringCopyIn(): SessionFatal {
-  return new SessionFatal('08P01', 'pgveil ended the session: a Sync arrived while a COPY FROM STDIN was running or starting', {
+  return new SessionFatal('08P01', 'pgveil ended the session: a Sync arrived while a COPY FROM STDIN was running (or could start behind a refused message)', {
     hint: 'send Sync only after CopyDone or CopyFail (COPY through a simple Query needs none)',
   });
 }

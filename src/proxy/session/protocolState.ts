@@ -174,6 +174,9 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
       if (!endsDiscard) return true;
       this.upstreamSkippingUntilSync = false;
     }
+    // In COPY IN, PostgreSQL fails the COPY on any message but CopyData, Flush and Sync: a Sync
+    // after such a message is answered.
+    if (this.frontendInCopyIn && type !== 0x64 /* d */ && type !== 0x48 /* H */ && type !== 0x53 /* S */) this.frontendInCopyIn = false;
     switch (type) {
       case 0x50: this.push(PARSE, payload); break;                     // P
       case 0x42: this.push(BIND, payload); break;                      // B

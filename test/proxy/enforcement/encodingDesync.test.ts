@@ -224,35 +224,3 @@ describe('text pipelined behind a statement that changes the settings out of sig
     }
   });
 });
-
-describe('a Sync while a COPY FROM STDIN runs or may be starting', () => {
-  // PostgreSQL ignores it in COPY IN mode but answers it once the COPY failed: a miscounted answer
-  // shifted the replies (a masked column's rows planned as nothing) or ended the settings doubt early.
-  it('after CopyData the server may already have refused: the session ends, and nothing hidden runs', async () => {
-    await attemptAsAnalyst(async (session) => {
-      session.send(serialize.query('CREATE TEMP TABLE scratch (n int)'));
-      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
-      session.send(serialize.query('COPY pg_temp.scratch FROM STDIN'));
-      await new Promise((resolve) => setTimeout(resolve, 300)); // its CopyInResponse is back
-      session.send([frame('d', Buffer.from('notanint\n')), serialize.sync(), ...query("SELECT set_config('client_encoding', 'LATIN1', false), pg_sleep(1)")]);
-      const replies = texts(await session.readUntilClosed());
-      expect(replies).toMatch(/08P01/);
-      expect(replies).toMatch(/a Sync arrived while a COPY FROM STDIN was running or starting/);
-    });
-  });
-
-  it('pipelined before the CopyInResponse (libpq sends Sync after Execute): the session ends before any masked row is sent', async () => {
-    const session = await openRawSession((harnesses.UTF8 as PolicyHarness).via(SUPPORT));
-    try {
-      session.send(serialize.query('CREATE TEMP TABLE scratch2 (n int)'));
-      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
-      session.send([serialize.parse({ text: 'COPY pg_temp.scratch2 FROM STDIN' }), serialize.bind({}), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync(),
-        frame('d', Buffer.from('1\n')), frame('c'), serialize.sync(), serialize.query('SELECT phone FROM customers WHERE phone IS NOT NULL')]);
-      const replies = texts(await session.readUntilClosed());
-      expect(replies).toMatch(/08P01/);
-      expect(replies).not.toContain(PHONE);
-    } finally {
-      session.close();
-    }
-  });
-});

@@ -15,6 +15,8 @@ export interface RawSession {
   send(bytes: Buffer | Buffer[]): void;
   /** Collects messages until `readyCount` ReadyForQuery messages arrived (or the socket closed). */
   readUntilReady(readyCount?: number, timeoutMs?: number): Promise<BackendMessage[]>;
+  /** Collects messages until one of `type` arrived (e.g. 'G', a CopyInResponse). */
+  readUntil(type: string, timeoutMs?: number): Promise<BackendMessage[]>;
   /** Counts messages by type until `readyCount` ReadyForQuery arrived, keeping none (for big results). */
   countUntilReady(readyCount?: number, timeoutMs?: number): Promise<Map<string, number>>;
   /** Messages until the socket closes. */
@@ -84,6 +86,10 @@ export async function openRawSession(config: pg.ClientConfig): Promise<RawSessio
     readUntilReady: async (readyCount = 1, timeoutMs = 10_000) => {
       const count = (): number => messages.filter((m) => m.type === 'Z').length;
       await waitFor(() => count() >= readyCount, timeoutMs);
+      return messages.splice(0, messages.length);
+    },
+    readUntil: async (type, timeoutMs = 10_000) => {
+      await waitFor(() => messages.some((m) => m.type === type), timeoutMs);
       return messages.splice(0, messages.length);
     },
     countUntilReady: async (readyCount = 1, timeoutMs = 30_000) => {
