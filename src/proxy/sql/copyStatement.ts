@@ -70,6 +70,10 @@ export function copyOptions(elements: readonly Node[] | undefined): CopyOptions 
   for (const node of elements ?? []) {
     if ('DefElem' in node) given.set(node.DefElem.defname ?? '', node.DefElem);
   }
+  for (const name of STRING_OPTIONS) {
+    const element = given.get(name);
+    if (element !== undefined) constantOption(element);
+  }
   const format = formatOption(given.get('format'));
   const csv = format === 'csv';
   const quote = csv ? stringOption(given.get('quote')) ?? '"' : '';
@@ -97,12 +101,26 @@ export function copyOptions(elements: readonly Node[] | undefined): CopyOptions 
   return options;
 }
 
+/**
+ * Options whose argument PostgreSQL reads as a string (defGetString). It reads more than a quoted
+ * string: a star as `*`, a parenthesised list as its names joined by dots, a number as written
+ * (`DELIMITER *`, `FORMAT (csv)`, `NULL 1.5`). pgveil must split rows as the server will, so such
+ * an option must be a string constant or an integer; anything else is refused.
+ */
+const STRING_OPTIONS = ['format', 'delimiter', 'null', 'quote', 'escape', 'default', 'encoding'] as const;
+
+function constantOption(element: DefElem): string {
+  const argument = element.arg;
+  if (argument !== undefined && 'String' in argument) return argument.String.sval ?? '';
+  if (argument !== undefined && 'Integer' in argument) return String(argument.Integer.ival ?? 0);
+  return rejectStatement(
+    `pgveil refused the statement: COPY option ${element.defname ?? ''} must be a quoted string constant ('…') for a table with protected columns (pgveil must split rows as PostgreSQL will)`,
+    element.location,
+  );
+}
+
 function stringOption(element: DefElem | undefined): string | undefined {
-  const argument = element?.arg;
-  if (argument === undefined) return undefined;
-  if ('String' in argument) return argument.String.sval ?? '';
-  if ('Integer' in argument) return String(argument.Integer.ival ?? 0);
-  return undefined;
+  return element === undefined ? undefined : constantOption(element);
 }
 
 function formatOption(element: DefElem | undefined): CopyFormat {
