@@ -5,7 +5,7 @@
  * pipelined portals), how a CopyInResponse is tied to its COPY statement, and which ErrorResponse
  * answers a message pgveil refused (so it can carry pgveil's message).
  */
-import type { PreparedNameUse, SessionEffect, SqlAnalysis } from '../sql/index.js';
+import type { PreparedNameUse, SessionEffect, SqlAnalysis, StatementSchemaFacts } from '../sql/index.js';
 import type { ChangeOutcome } from './writePath/confirmedNames.js';
 import type { CopyStream } from './writePath/copyTargets.js';
 import type { PendingEffects } from './catalog/sessionSearchPath.js';
@@ -27,6 +27,14 @@ export interface StatementInfo {
   readonly sql?: string;
   readonly resolutionKey?: string;
   readonly analysis?: SqlAnalysis;
+  /** Everything that analysis depended on (StatementContext.schemaKey: policies, catalog, search_path). */
+  readonly schemaKey?: string;
+  /** A context key under which a Bind found the text analysed alike (preparedStatementPath.ts). */
+  checkedUnder?: string;
+  /** Its text's relations and schema changes, once a Bind or Execute needed them (schemaFactsOf). */
+  schemaFacts?: readonly StatementSchemaFacts[];
+  /** Running it may change the catalog (DDL): each Execute is followed like a Parse of DDL. */
+  readonly changesCatalog?: boolean;
   /** For a text that is a SQL PREPARE: the plans of the statement it prepares. */
   readonly preparedPlan?: ReadonlyMap<number, ParamPlan>;
   /** Names its SQL EXECUTEs run → their plans' signature when it was parsed (checked at Bind). */

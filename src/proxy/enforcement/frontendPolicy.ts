@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
-import { unknownSessionEffects, type StatementAnalysis } from '../sql/index.js';
+import { schemaFactsOf, unknownSessionEffects, type StatementAnalysis } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
 import { executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
@@ -15,7 +15,7 @@ import { rewriteBind, rewriteBindNow } from './writePath/bindRewriter.js';
 import { PolicyRefusal, syncDuringCopyIn, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { mayOpenCopyIn, type PortalInfo, type SettleChanges, type StatementInfo } from './expectedReplies.js';
-import { preparedPathRefusal } from './writePath/preparedStatementPath.js';
+import { preparedCopyRefusal, preparedPathRefusal } from './writePath/preparedStatementPath.js';
 import type { RewrittenStatement } from './writePath/statementRewriter.js';
 import { analysedText } from './analysedText.js';
 import { mayChangeSettingsUnseen } from './catalog/sessionSettings.js';
@@ -97,9 +97,9 @@ export class FrontendPolicy {
     }
     if (type !== 0x45 /* E */ || end - start !== EXECUTE_UNNAMED_PORTAL_BYTES || chunk[start + 5] !== 0) return true;
     const statement = portal.statement;
-    // Rows no Describe announced need pgveil's own first (`execute`); effects and COPY need their bookkeeping.
-    if (statement === undefined || (!portal.describeRequested && !statement.describeRequested)) return true;
-    if ((statement.sessionEffects?.length ?? 0) > 0 || statement.preparedNames !== undefined || statement.copies.length > 0) return true;
+    // Rows no Describe of the portal announced need pgveil's own first (`execute`); effects, COPY and DDL need their bookkeeping.
+    if (statement === undefined || !portal.describeRequested) return true;
+    if ((statement.sessionEffects?.length ?? 0) > 0 || statement.preparedNames !== undefined || statement.copies.length > 0 || statement.changesCatalog === true) return true;
     state.expectReply({ kind: 'execute', portal, copies: [], effects: undefined, settle: undefined });
     state.settings.sent(mayChangeSettingsUnseen(statement.analysis));
     return false;
@@ -219,6 +219,8 @@ export class FrontendPolicy {
 
   private forwardParse(parse: ParseMessage, rewritten: RewrittenStatement): MessageVerdict {
     const state = this.state;
+    const copyRefusal = preparedCopyRefusal(rewritten.analysis, rewritten.policies);
+    if (copyRefusal !== undefined) return this.refuseParse(copyRefusal, parse);
     // The server drops the unnamed statement before it parses: even a failed Parse of it clears it.
     const failureClears = parse.name === '';
     const paramTypes = splitParamTypes(parse.paramTypes, rewritten.extraParams);
@@ -228,7 +230,8 @@ export class FrontendPolicy {
       params: rewritten.params, paramTypes, extraParams: rewritten.extraParams, clientParamCount: rewritten.clientParamCount, copies: rewritten.copies, fields: undefined, describeRequested: false,
       sessionEffects: rewritten.analysis.statements[0]?.sessionEffects ?? [],
       preparedNames: rewritten.analysis.statements[0]?.preparedNames,
-      sql: parse.sql, resolutionKey: rewritten.resolutionKey, analysis: rewritten.analysis,
+      sql: parse.sql, resolutionKey: rewritten.resolutionKey, analysis: rewritten.analysis, schemaKey: rewritten.schemaKey,
+      ...(rewritten.changesCatalog ? { changesCatalog: true } : {}),
     }, state.batch, { failureClears });
     state.expectReply({ kind: 'parse', settle: (outcome) => state.statements.settle(change, outcome) });
     if (rewritten.sql === parse.sql && rewritten.extraParams.size === 0) return undefined;
@@ -344,7 +347,11 @@ export class FrontendPolicy {
 
   /**
    * Rows of a portal nobody described would arrive without a RowDescription: pgveil describes
-   * the portal itself first (and drops that reply) so it knows which columns the rows hold.
+   * the portal itself first (and drops that reply) so it knows which columns the rows hold. A
+   * Describe of its statement is not enough: the server analyses a prepared statement again
+   * when DDL or search_path invalidated its plan (at Bind), and the same row type may then come
+   * from other tables (a dropped temp table no longer hiding a protected one). Only the
+   * portal's own description tells the columns its rows hold.
    */
   private execute(frame: Buffer): MessageVerdict {
     const state = this.state;
@@ -353,17 +360,42 @@ export class FrontendPolicy {
     // A portal pgveil is not sure of is described first: the server's RowDescription says what its rows hold.
     const portal: PortalInfo = known ?? { statement: undefined, resultFormats: [], described: undefined, describeRequested: false };
     let prefix: Buffer | undefined;
-    if (!portal.describeRequested && portal.statement?.describeRequested !== true) {
+    if (!portal.describeRequested) {
       portal.describeRequested = true;
       state.expectReply({ kind: 'describe-portal', portal, internal: true });
       prefix = describeMessage('P', name);
     }
+    this.followDdl(known, name);
     const sessionEffects = known === undefined ? unknownSessionEffects() : portal.statement?.sessionEffects ?? [];
     const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
     const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch, portal.statement?.preparedPlan);
     state.expectReply({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
     state.settings.sent(mayChangeSettingsUnseen(portal.statement?.analysis));
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
+  }
+
+  /**
+   * An Execute of a prepared statement that changes the catalog runs its DDL again: followed as a
+   * Parse of that DDL is (pendingSchemaChanges.ts), so that text and Binds after it are checked
+   * against it until the catalog can see it. A portal pgveil is not sure of may be any of several.
+   */
+  private followDdl(known: PortalInfo | undefined, name: string): void {
+    const state = this.state;
+    const portals = known === undefined ? state.portals.candidates(name, state.batch) : [known];
+    for (const portal of portals) {
+      const statement = portal?.statement;
+      if (statement?.changesCatalog !== true) continue;
+      state.ddlPending = true;
+      // The last reading, even stale, names the relations the DDL touches as a Parse of it did.
+      const snapshot = state.catalog.latest;
+      const policies = snapshot === undefined ? undefined : state.services.columnPolicies(snapshot, state.services.store.current);
+      if (statement.sql === undefined || policies === undefined) {
+        state.pendingSchema.recordUnknown();
+        continue;
+      }
+      statement.schemaFacts ??= schemaFactsOf(statement.sql);
+      state.pendingSchema.record(statement.schemaFacts, policies);
+    }
   }
 
   private close(frame: Buffer): MessageVerdict {

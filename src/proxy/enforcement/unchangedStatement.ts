@@ -48,5 +48,7 @@ export function unchangedStatement(sql: string, analysis: SqlAnalysis, context: 
     changesCatalog: false,
     analysis,
     resolutionKey: context.schema.resolutionKey,
+    schemaKey: context.schemaKey,
+    policies: context.policies,
   };
 }

@@ -61,6 +61,7 @@ export class DescribedResults {
     let plan: ResultPlan | undefined;
     if (policies !== undefined) {
       if (portal.described) plan = this.plan(policies, portal.described);
+      // Every Execute is preceded by a Describe of its portal (frontendPolicy.execute); the statement's description is a last resort.
       else if (portal.statement?.fields) plan = this.plan(policies, portal.statement.fields, portal.resultFormats);
     }
     portal.readPlan = plan ?? null;

@@ -46,6 +46,8 @@ class PendingState {
   anything = false;
   readonly staleSchemas = new Set<string>();
   readonly staleNames: RelationName[] = [];
+  /** Names no longer borne by the relation that bore them (dropped, renamed or moved away). */
+  readonly removedNames: RelationName[] = [];
   readonly created: CreatedRelation[] = [];
 
   copy(): PendingState {
@@ -53,15 +55,28 @@ class PendingState {
     copy.anything = this.anything;
     for (const schema of this.staleSchemas) copy.staleSchemas.add(schema);
     copy.staleNames.push(...this.staleNames);
+    copy.removedNames.push(...this.removedNames);
     copy.created.push(...this.created.map((entry) => ({ ...entry })));
     return copy;
   }
 
   get isEmpty(): boolean {
-    return !this.anything && this.staleSchemas.size === 0 && this.staleNames.length === 0 && this.created.length === 0;
+    return !this.anything && this.staleSchemas.size === 0 && this.staleNames.length === 0 && this.removedNames.length === 0 && this.created.length === 0;
   }
 
   refusalFor(statement: StatementSchemaFacts, policies: ColumnPolicies, unsure: boolean): PolicyRefusal | undefined {
+    const refusal = this.mentionRefusal(statement, policies, unsure);
+    // Statements checked by names (schemaChangeGuard) and those putting no values anywhere are left to the rules above.
+    if (refusal !== undefined || NAME_CHECKED.has(statement.type)) return refusal;
+    for (const mention of statement.mentions) {
+      if (mention.schema === undefined && !statement.cteNames.has(mention.table) && this.mayResolveElsewhere(mention.table, policies)) {
+        return unsupportedRefusal(`pgveil refused the statement: DDL of this session that pgveil cannot see yet (not committed, or not yet answered) dropped, renamed or moved a relation named ${mention.table}, so the unqualified name may now denote another relation of that name, one with column policies; commit the DDL first, or qualify the name with its schema`);
+      }
+    }
+    return undefined;
+  }
+
+  private mentionRefusal(statement: StatementSchemaFacts, policies: ColumnPolicies, unsure: boolean): PolicyRefusal | undefined {
     for (const mention of statement.mentions) {
       const created = this.findCreated(mention);
       if (created !== undefined) {
@@ -100,6 +115,7 @@ class PendingState {
         this.columnsAdded(change.relation, change.columns, policies);
         return;
       case 'removed':
+        this.removedNames.push(change.relation);
         this.forgetCreated(change.relation);
         this.markStale(change.relation, policies);
         return;
@@ -109,6 +125,7 @@ class PendingState {
           || (change.viewOf ?? []).some((source) => this.mayBeProtected(source, policies))
           || (change.renamedFrom !== undefined && this.mayBeProtected(change.renamedFrom, policies));
         if (change.renamedFrom !== undefined) {
+          this.removedNames.push(change.renamedFrom);
           this.forgetCreated(change.renamedFrom);
           this.markStale(change.renamedFrom, policies);
         }
@@ -150,6 +167,17 @@ class PendingState {
     const relation = catalogRelation(name, policies);
     // A relation pgveil cannot see at all may be anything.
     return relation === undefined || policies.bindings.governs(relation);
+  }
+
+  /**
+   * An unqualified name whose relation pending DDL removed (dropped, renamed or moved away, or its
+   * schema dropped or renamed) resolves to the next relation of that name on the path, which the
+   * catalog cannot tell yet: it matters when some relation of that name has column policies.
+   */
+  private mayResolveElsewhere(table: string, policies: ColumnPolicies): boolean {
+    const relations = policies.snapshot.byBareName.get(table) ?? [];
+    if (!relations.some((relation) => policies.bindings.governs(relation))) return false;
+    return this.anything || this.removedNames.some((name) => name.table === table) || relations.some((relation) => this.staleSchemas.has(relation.schema));
   }
 
   private isStale(relation: CatalogRelation): boolean {
@@ -206,6 +234,11 @@ export class PendingSchemaChanges {
     for (const statement of facts) {
       for (const change of statement.changes) this.state.apply(change, policies);
     }
+  }
+
+  /** DDL pgveil cannot read ran (a prepared statement of unknown text): any relation may have changed. */
+  recordUnknown(): void {
+    this.state.anything = true;
   }
 
   /** The session is idle and nothing is in flight: the catalog will show everything committed. */

@@ -1,34 +1,89 @@
 /**
- * PostgreSQL re-resolves a prepared statement's names when it is bound under another
- * search_path than the one it was parsed under (the plan cache keys plans by search_path). The
- * parameter plans and spliced literals pgveil made at Parse then belong to other tables: a Bind
- * whose statement now means something else to the write path is refused.
+ * PostgreSQL analyses a prepared statement's text again, at Bind, whenever its cached plan was
+ * invalidated: a search_path other than the one it was parsed under (the plan cache keys plans
+ * by search_path), or DDL on any relation it depends on — a table dropped, renamed or moved, a
+ * temp table created or dropped. Unqualified names then resolve again, and may denote other
+ * tables than at Parse (a table that shadowed a protected one dropped). The parameter plans and
+ * spliced literals pgveil made at Parse then belong to other tables: a Bind whose statement now
+ * means something else to the write path is refused. So is a Bind whose text names a relation
+ * that DDL of this session, not yet visible to pgveil's catalog, may have changed.
  */
+import { schemaFactsOf, type SqlAnalysis } from '../../sql/index.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 import type { PolicySessionState } from '../policySessionState.js';
 import type { StatementInfo } from '../expectedReplies.js';
-import { hasPathDependentNames } from '../catalog/sessionRelations.js';
 import { analyse, planSignature } from './statementRewriter.js';
 
-const REPREPARE = 'pgveil refused the Bind: the statement was prepared under another search_path, and under the current one its table names denote tables with other column policies; prepare it again';
+const REPREPARE = 'pgveil refused the Bind: the statement was prepared under another search_path, catalog or column policies, and now its names denote tables with other column policies; prepare it again';
+
+/** Digests per analysis (the analysis cache hands out one object per text and context): made once each. */
+const signatures = new WeakMap<SqlAnalysis, string>();
+
+function signatureOf(analysis: SqlAnalysis): string {
+  let signature = signatures.get(analysis);
+  if (signature === undefined) {
+    signature = planSignature(analysis);
+    signatures.set(analysis, signature);
+  }
+  return signature;
+}
 
 /** The refusal for binding `statement` in `domain`, if its names now resolve differently. */
 export function preparedPathRefusal(
   state: PolicySessionState, statement: StatementInfo, domain: number,
 ): PolicyRefusal | undefined | Promise<PolicyRefusal | undefined> {
-  if (statement.sql === undefined || statement.resolutionKey === undefined) return undefined;
+  if (statement.sql === undefined || statement.analysis === undefined || statement.schemaKey === undefined) return undefined;
   const now = state.policiesNow();
   if (now === undefined) return state.policies().then((policies) => check(state, statement, domain, policies));
   return check(state, statement, domain, now);
 }
 
 function check(state: PolicySessionState, statement: StatementInfo, domain: number, policies: ColumnPolicies): PolicyRefusal | undefined {
-  // Unless a bare name denotes several relations, one with policies, every path resolves alike.
-  if (!hasPathDependentNames(policies)) return undefined;
+  const pending = pendingDdlRefusal(state, statement, policies);
+  if (pending !== undefined) return pending;
   const context = state.statementContext(policies, domain);
-  if (context.schema.resolutionKey === statement.resolutionKey || statement.analysis === undefined) return undefined;
+  // The usual case: nothing the analysis depended on changed since Parse (or since a Bind checked it).
+  if (context.schemaKey === statement.schemaKey || context.schemaKey === statement.checkedUnder) return undefined;
   const again = analyse(statement.sql ?? '', context);
-  // Digests are made only here, on the rare Bind under a changed path, not on every Parse.
-  return planSignature(again) === planSignature(statement.analysis) ? undefined : unsupportedRefusal(REPREPARE);
+  if (signatureOf(again) !== signatureOf(statement.analysis as SqlAnalysis)) return unsupportedRefusal(REPREPARE);
+  statement.checkedUnder = context.schemaKey;
+  return undefined;
+}
+
+/**
+ * DDL of this session the catalog cannot see yet (not committed, or not answered) may have
+ * changed what the statement's names denote: its text is checked against it as a Parse of it
+ * would be now.
+ */
+function pendingDdlRefusal(state: PolicySessionState, statement: StatementInfo, policies: ColumnPolicies): PolicyRefusal | undefined {
+  const unsure = state.ddlPending || state.uncommittedDdl;
+  if (!unsure && state.pendingSchema.isEmpty) return undefined;
+  statement.schemaFacts ??= schemaFactsOf(statement.sql ?? '');
+  const refusal = state.pendingSchema.check(statement.schemaFacts, policies, unsure);
+  return refusal === undefined ? undefined : unsupportedRefusal(`pgveil refused the Bind: ${refusal.message.replace(/^pgveil refused the statement: /, '')}`);
+}
+
+/**
+ * A prepared `COPY table FROM STDIN` resolves its table when it is executed, not at Parse nor at
+ * Bind: DDL between Bind and Execute (dropping a relation that shadowed a protected table of the
+ * same name) would send rows pgveil did not rewrite into the protected table. So an unqualified
+ * name in it must denote the only relation of that name when a protected table has that name;
+ * else the Parse is refused: qualify the name, or send the COPY as a simple Query.
+ */
+export function preparedCopyRefusal(analysis: SqlAnalysis, policies: ColumnPolicies): PolicyRefusal | undefined {
+  for (const statement of analysis.statements) {
+    const copy = statement.copy;
+    if (copy === undefined || !copy.from || !copy.stdio || copy.query || copy.relation === undefined || copy.relation.schema !== undefined) continue;
+    const named = policies.snapshot.byBareName.get(copy.relation.table) ?? [];
+    const protectedOnes = named.filter((relation) => policies.hasColumnPolicies(relation));
+    if (protectedOnes.length === 0) continue;
+    const only = protectedOnes[0];
+    const loadsProtected = only !== undefined && (copy.columns === undefined
+      || copy.columns.some((column) => policies.isProtected({ schema: only.schema, table: only.table, column })));
+    if (named.length > 1 || (statement.copyFrom === undefined && loadsProtected)) {
+      return unsupportedRefusal(`pgveil refused the statement: a prepared COPY ${copy.relation.table} FROM STDIN names its table unqualified, and a table of that name has protected columns while the name may denote another relation when the COPY runs; qualify the table name (schema.${copy.relation.table}) or send the COPY as a simple Query`);
+    }
+  }
+  return undefined;
 }

@@ -45,6 +45,10 @@ export interface RewrittenStatement {
   readonly analysis: SqlAnalysis;
   /** What unqualified names resolved to (SessionRelations.resolutionKey). */
   readonly resolutionKey: string;
+  /** Everything the analysis depended on (StatementContext.schemaKey): a Bind under another one analyses the text again. */
+  readonly schemaKey: string;
+  /** The policies and catalog names were resolved in. */
+  readonly policies: ColumnPolicies;
 }
 
 /**
@@ -252,6 +256,8 @@ function rewriteAfresh(
     changesCatalog,
     analysis,
     resolutionKey: context.schema.resolutionKey,
+    schemaKey: context.schemaKey,
+    policies: context.policies,
   });
   // Only constants to protect wait for the engine: a text with none is answered in this turn.
   return batch.size > 0 ? batch.run(context.engine).then(finish) : finish();
