@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { auditedAccountName, type AuditLog } from '../audit/index.js';
 import { AuthError, type AuthService } from '../auth/index.js';
+import { normaliseEmail } from '../config/index.js';
 import { requireJsonContentType } from './contentType.js';
 import { errorResponseSchema, loginRequestSchema, loginResponseSchema } from './schemas.js';
 
@@ -14,9 +15,27 @@ interface LoginBody {
   password: string;
 }
 
+/**
+ * The most a login body needs: an email of 320 characters and a password of 1 024, every one
+ * written as a six-byte \u escape, and the JSON around them. Anyone may call /auth/login, so it
+ * does not get the 10 MiB the protection endpoints (behind credentials) may read and parse.
+ */
+export const LOGIN_BODY_LIMIT = 16 * 1024;
+
+/**
+ * What a failed login's audit line names: the email of a configured account; any other text that
+ * looks like an email may be a password typed into the wrong field ("P@ssw0rd!"), so it is not kept.
+ */
+function failedLoginAccount(auth: AuthService, email: unknown): string {
+  const name = auditedAccountName(email);
+  if (!name.includes('@') || typeof email !== 'string') return name;
+  return auth.accounts.get(normaliseEmail(email)) === undefined ? '(unknown account)' : name;
+}
+
 /** POST /auth/login → 201 with the jwt_token and svc_token of a new 24-hour session. */
 export const loginRoute: FastifyPluginAsync<LoginRouteOptions> = async (app, { auth, audit }) => {
   app.post<{ Body: LoginBody }>('/auth/login', {
+    bodyLimit: LOGIN_BODY_LIMIT,
     preValidation: requireJsonContentType,
     schema: {
       body: loginRequestSchema,
@@ -29,7 +48,7 @@ export const loginRoute: FastifyPluginAsync<LoginRouteOptions> = async (app, { a
       result = await auth.login(email, password, request.ip);
     } catch (error) {
       const outcome = error instanceof AuthError && error.failure === 'rate_limited' ? 'rate_limited' : 'failed';
-      audit?.record({ event: 'login', door: 'api', account: auditedAccountName(email), client: request.ip, outcome });
+      audit?.record({ event: 'login', door: 'api', account: failedLoginAccount(auth, email), client: request.ip, outcome });
       throw error;
     }
     audit?.record({ event: 'login', door: 'api', account: result.account.email, client: request.ip, outcome: 'ok' });

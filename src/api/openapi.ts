@@ -11,7 +11,7 @@ const jsonContent = (schema: Json): Json => ({ 'application/json': { schema } })
 const errorResponse = (description: string): Json => ({ description, content: jsonContent(ref('Error')) });
 
 const PROTECTION_ERRORS: Json = {
-  400: errorResponse('malformed JSON, wrong field types, unknown method/lang/operation, lang on a kind without it, conflicting options, non-string elements (`indexes`)'),
+  400: errorResponse('malformed JSON, a body nesting deeper than 16 levels, wrong field types, unknown method/lang/operation, lang on a kind without it, conflicting options, non-string elements (`indexes`)'),
   401: errorResponse('missing, wrong or expired credentials, or a disabled account'),
   403: errorResponse('the account\'s roles may not protect or unprotect this kind and scope with tokenise or fpe (code `forbidden`)'),
   413: errorResponse('too many elements, an element too long (`indexes`), or a body too large'),
@@ -51,6 +51,7 @@ export function buildOpenApiDocument(version: string): Json {
           201: { description: 'logged in', content: jsonContent(ref('LoginResponse')) },
           400: errorResponse('malformed body'),
           401: errorResponse('wrong email or password, or a disabled account'),
+          413: errorResponse('a body over 16 KiB'),
           415: errorResponse('Content-Type is not application/json'),
           429: errorResponse('too many failed logins; see Retry-After'),
         },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AuthenticatedAccount, AuthService } from '../auth/index.js';
 import type { ApiLimits } from '../config/index.js';
 import {
-  DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, type Engine, type Kind, type ProtectionResponse,
+  DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, resolveOptions, type Engine, type Kind, type ProtectionResponse,
 } from '../engine/index.js';
 import type { AuditLog } from '../audit/index.js';
 import { ApiError } from './apiError.js';
@@ -60,6 +60,9 @@ export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = asy
         const call = toProtectionCall(request.body, limits);
         const account = request.account;
         if (account === null) throw new ApiError(401, 'unauthorized', 'missing credentials');
+        // Options first (400): the refusal and its audit line below then name a scope of at most
+        // MAX_SCOPE_BYTES, not whatever megabytes a caller without the right sent as one.
+        resolveOptions(kind, call.options);
         const method = call.options.method ?? DEFAULT_METHOD;
         const scope = call.options.scope ?? DEFAULT_SCOPE;
         try {

@@ -8,6 +8,7 @@ import { NO_AUDIT, type AuditLog } from '../audit/index.js';
 import { ApiError } from './apiError.js';
 import { createApiAuthoriser, type ApiAuthoriser } from './authorisation.js';
 import { toHttpError } from './httpErrors.js';
+import { boundedJsonParser } from './jsonBody.js';
 import { loginRoute } from './loginRoute.js';
 import { ApiMetrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -73,9 +74,16 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     frameworkErrors: (err, request, reply) => sendError(err, request, reply),
   });
   app.removeContentTypeParser('text/plain');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, boundedJsonParser(parseJson, opts.config.limits.maxElements));
 
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
   app.setNotFoundHandler((request, reply) => sendError(new ApiError(404, 'not_found', 'no such endpoint'), request, reply));
+  // A path that matches no route is answered before its body is read: anyone may send one.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw new ApiError(404, 'not_found', 'no such endpoint');
+  });
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

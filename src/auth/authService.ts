@@ -57,6 +57,8 @@ export class AuthService implements AccountAuthenticator {
   private readonly verified: VerifiedPasswords;
   /** Unknown emails are checked against these (by cost) so they take as long as real ones. */
   private readonly dummyHashes = new Map<number, Promise<string>>();
+  /** The check under way per account and client address; the next one waits for it. */
+  private readonly checking = new Map<string, Promise<void>>();
 
   constructor(options: AuthServiceOptions) {
     const clock = options.clock ?? systemClock;
@@ -72,21 +74,44 @@ export class AuthService implements AccountAuthenticator {
     this.accounts.onReplace(() => this.verified.retain((email) => this.accounts.active(email)?.passwordHash));
   }
 
-  /** Checks a password under the rate limit; the account when right and enabled. Throws AuthError. */
+  /**
+   * Checks a password under the rate limit; the account when right and enabled. Throws AuthError.
+   * One check at a time per account and client address: a burst of guesses sent at once would
+   * otherwise all pass the limit before the first failure is counted. A pool opening with the
+   * right password waits for the first check and then finds it in VerifiedPasswords.
+   */
   private async checkPassword(email: string, password: string, client: string | undefined): Promise<AccountConfig> {
     const key = normaliseEmail(email);
+    const slot = `${key}\u0000${client ?? ''}`;
+    for (let turn = this.checking.get(slot); turn !== undefined; turn = this.checking.get(slot)) await turn;
+    let done = (): void => undefined;
+    this.checking.set(slot, new Promise<void>((resolve) => { done = resolve; }));
+    try {
+      return await this.checkPasswordNow(key, password, client);
+    } finally {
+      this.checking.delete(slot);
+      done();
+    }
+  }
+
+  private async checkPasswordNow(key: string, password: string, client: string | undefined): Promise<AccountConfig> {
     const decision = this.limiter.check(key, client);
     if (decision.limited) {
       throw new AuthError('rate_limited', 'too many failed logins; try again later', decision.retryAfterSeconds);
     }
     const account = this.accounts.get(key);
     let ok: boolean;
-    if (account?.enabled) {
-      ok = await this.verified.verify(key, password, account.passwordHash);
-    } else {
-      // Disabled or unknown: the full cost, never cached, so the answer comes no faster.
-      const hash = account?.passwordHash ?? await this.dummyHash(this.accounts.highestScryptLogN ?? DEFAULT_SCRYPT_LOG_N);
-      ok = await this.verifier(password, hash);
+    this.limiter.begin(client);
+    try {
+      if (account?.enabled) {
+        ok = await this.verified.verify(key, password, account.passwordHash);
+      } else {
+        // Disabled or unknown: the full cost, never cached, so the answer comes no faster.
+        const hash = account?.passwordHash ?? await this.dummyHash(this.accounts.highestScryptLogN ?? DEFAULT_SCRYPT_LOG_N);
+        ok = await this.verifier(password, hash);
+      }
+    } finally {
+      this.limiter.end(client);
     }
     // The accounts may have been reloaded during the check: only the current, enabled account counts.
     const current = this.accounts.active(key);

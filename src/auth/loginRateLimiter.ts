@@ -34,6 +34,11 @@ const MAX_LOCK_MS = 24 * 3600 * 1000;
  */
 export class LoginRateLimiter {
   private readonly windows = new Map<string, Window>();
+  /**
+   * Password checks under way, by client key. They count with the failures: otherwise a burst of
+   * guesses sent at once would all pass `check` before the first of them failed.
+   */
+  private readonly inFlight = new Map<string, number>();
   private sharer: ((login: CountedLogin) => void) | undefined;
 
   constructor(private readonly settings: LoginRateLimit, private readonly clock: Clock) {}
@@ -67,9 +72,30 @@ export class LoginRateLimiter {
     for (const [key, max] of this.keys(account, client)) {
       const w = this.current(key, max, now);
       if (w && w.failures >= max) retryAt = Math.max(retryAt, w.resetsAt);
+      // Checks under way could each fail: refuse until they are done (a second, as a rule).
+      else if ((w?.failures ?? 0) + (this.inFlight.get(key) ?? 0) >= max) retryAt = Math.max(retryAt, now + 1000);
     }
     if (retryAt === 0) return { limited: false };
     return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil((retryAt - now) / 1000)) };
+  }
+
+  /**
+   * A password check of this client begins (after `check` let it through): it counts against the
+   * client's limit until `end`. The caller runs one check at a time per account and client, so
+   * only the client's count (checks of several accounts at once) needs this.
+   */
+  begin(client?: string): void {
+    if (client === undefined) return;
+    const key = `c:${client}`;
+    this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+  }
+
+  end(client?: string): void {
+    if (client === undefined) return;
+    const key = `c:${client}`;
+    const n = (this.inFlight.get(key) ?? 0) - 1;
+    if (n > 0) this.inFlight.set(key, n);
+    else this.inFlight.delete(key);
   }
 
   /** Tells `sharer` of every login this limiter counts itself (not of those applied from elsewhere). */

@@ -6,7 +6,7 @@ export {
   INVALID_SCOPE, INVALID_TOKEN, type UnprotectDiscrepancy, type UnprotectInPlace, type ValueProtection,
 } from './valueProtection.js';
 export { ProtectionError, type ProtectionErrorCode } from './errors.js';
-export { MAX_NOISE, MAX_SCOPE_BYTES } from './options.js';
+export { MAX_NOISE, MAX_SCOPE_BYTES, resolveOptions } from './options.js';
 export {
   DEFAULT_METHOD, DEFAULT_SCOPE, KINDS, LANG_KINDS, LANGS, METHODS, OPERATIONS, REVERSIBLE_METHODS,
   isKind, isLang, isMethod,
