@@ -12,15 +12,16 @@ import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.j
 import { executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind, rewriteBindNow } from './writePath/bindRewriter.js';
-import { PolicyRefusal, syncDuringCopyIn, unsupportedRefusal } from './policyRefusal.js';
+import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
-import { mayOpenCopyIn, type PortalInfo, type SettleChanges, type StatementInfo } from './expectedReplies.js';
+import { type PortalInfo, type SettleChanges, type StatementInfo } from './expectedReplies.js';
 import { preparedCopyRefusal, preparedPathRefusal } from './writePath/preparedStatementPath.js';
+import { CopyInMessages } from './writePath/copyInMessages.js';
 import type { RewrittenStatement } from './writePath/statementRewriter.js';
 import { analysedText } from './analysedText.js';
 import { mayChangeSettingsUnseen } from './catalog/sessionSettings.js';
-import { copyData, readBind, readBindTarget, readExecutePortal, readParse, readQuery, readTarget, type BindTarget, type ParseMessage } from '../protocol/messageReaders.js';
-import { bindMessage, copyDataMessage, copyFailMessage, describeMessage, failingFunctionCall, parseMessage, queryMessage } from '../protocol/messages.js';
+import { readBind, readBindTarget, readExecutePortal, readParse, readQuery, readTarget, type BindTarget, type ParseMessage } from '../protocol/messageReaders.js';
+import { bindMessage, describeMessage, failingFunctionCall, parseMessage, queryMessage } from '../protocol/messages.js';
 
 /** Fails at parse time in any session state; its syntax error is replaced by pgveil's message. */
 const FAILING_SQL = 'pgveil refused this statement';
@@ -71,8 +72,11 @@ export class FrontendPolicy {
    */
   private boundPortal: PortalInfo | undefined;
   private boundBatch = -1;
+  private readonly copyIn: CopyInMessages;
 
-  constructor(private readonly state: PolicySessionState) {}
+  constructor(private readonly state: PolicySessionState) {
+    this.copyIn = new CopyInMessages(state);
+  }
 
   /**
    * Describe and Execute of the portal the Bind before them bound, in the same batch (libpq's
@@ -83,7 +87,7 @@ export class FrontendPolicy {
   wantsWhole(type: number, chunk: Buffer, start: number, end: number, upstreamSkipping: boolean): boolean {
     const state = this.state;
     if (type === 0x53 /* S */) {
-      if (state.copyIn !== undefined || state.replies.someOwed(mayOpenCopyIn)) return true;
+      if (this.copyIn.syncWaits()) return true;
       this.sync();
       return false;
     }
@@ -108,9 +112,9 @@ export class FrontendPolicy {
   handle(frame: Buffer, upstreamSkipping: boolean): MessageVerdict | Promise<MessageVerdict> {
     const type = String.fromCharCode(frame[0] as number);
     const state = this.state;
-    if (type === 'd' || type === 'c' || type === 'f') return this.copyMessage(type, frame);
+    if (type === 'd' || type === 'c' || type === 'f') return this.copyIn.message(type, frame);
     if (state.copyIn !== undefined && type !== 'S' && type !== 'H') state.copyIn = undefined; // the client left COPY mode
-    if (type === 'S') return this.syncMessage(upstreamSkipping);
+    if (type === 'S') return this.copyIn.sync(upstreamSkipping, () => this.sync());
     // PostgreSQL skips everything up to Sync after an error (and so does pgveil after a refusal).
     if (state.discarding || upstreamSkipping) return DROP;
     switch (type) {
@@ -125,40 +129,9 @@ export class FrontendPolicy {
     }
   }
 
-  /**
-   * PostgreSQL ignores a Sync in COPY IN mode, and answers it once the COPY failed or if it never
-   * started: pgveil must count every answer. Sent while a COPY FROM STDIN may start (libpq's and
-   * tokio-postgres' Execute, Sync before CopyData), the Sync waits, and what follows it too, until
-   * the server has either opened the COPY (flushed at once) — then PostgreSQL is never sent it, so
-   * that no error before or during the COPY can make it count — or answered otherwise. Sent while
-   * the COPY runs, it would be read before or after a failure that depends on the rows: the
-   * session ends.
-   */
-  private syncMessage(upstreamSkipping: boolean): MessageVerdict | Promise<MessageVerdict> {
-    const state = this.state;
-    if (state.copyIn !== undefined) throw syncDuringCopyIn();
-    if (!state.replies.someOwed(mayOpenCopyIn)) {
-      this.sync();
-      return undefined;
-    }
-    // After a refusal or an error the batch is already being skipped: no COPY statement pgveil
-    // forwarded may then run, unless the skipping ends at this very Sync; not worth the doubt.
-    if (state.discarding || upstreamSkipping) throw syncDuringCopyIn();
-    return this.syncOnceCopyDecided();
-  }
-
-  private async syncOnceCopyDecided(): Promise<MessageVerdict> {
-    const state = this.state;
-    while (state.copyIn === undefined && state.replies.someOwed(mayOpenCopyIn)) await state.nextBackendEvent();
-    if (state.copyIn !== undefined) return DROP;
-    this.sync();
-    return undefined;
-  }
-
   /** A Sync ends the batch (and pgveil's discarding after a refusal); its ReadyForQuery answers it. */
   private sync(): void {
     const state = this.state;
-    if (state.copyIn !== undefined || state.replies.someOwed(mayOpenCopyIn)) throw syncDuringCopyIn();
     this.boundPortal = undefined;
     state.discarding = false;
     state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });
@@ -415,50 +388,5 @@ export class FrontendPolicy {
     this.state.refused(refusal);
     this.state.expectReply({ kind: 'function', refusal: refusal.toErrorResponse(), domain: this.state.searchPath.queryDomain() });
     return failingFunctionCall();
-  }
-
-  /**
-   * COPY data goes to the COPY the server has opened. Data that arrives before the server's
-   * CopyInResponse waits for it; data no COPY will take is dropped (PostgreSQL ignores it too).
-   */
-  private async copyMessage(type: string, frame: Buffer): Promise<MessageVerdict> {
-    const state = this.state;
-    while (state.copyIn === undefined) {
-      if (state.discarding || !state.replies.someOwed(mayOpenCopyIn)) return DROP;
-      await state.nextBackendEvent();
-    }
-    const copyIn = state.copyIn;
-    if (type !== 'd') state.copyIn = undefined;
-    if (copyIn.failed) {
-      if (copyIn.failSent) return DROP;
-      copyIn.failSent = true;
-      return this.failCopy(unsupportedRefusal('pgveil refused the COPY: pgveil did not expect it and cannot check its rows'));
-    }
-    const rewriter = copyIn.rewriter;
-    if (rewriter === undefined) return undefined;
-    try {
-      if (type === 'd') {
-        const rewritten = await rewriter.data(copyData(frame));
-        return rewritten.length === 0 ? DROP : copyDataMessage(rewritten);
-      }
-      if (type === 'c') {
-        const rest = await rewriter.end();
-        return rest.length === 0 ? frame : Buffer.concat([copyDataMessage(rest), frame]);
-      }
-      return undefined;
-    } catch (error) {
-      if (!isRefusal(error)) throw error;
-      copyIn.failed = true;
-      copyIn.failSent = true;
-      return this.failCopy(error);
-    }
-  }
-
-  /** Fails the COPY upstream; the server's error is replaced by pgveil's. */
-  private failCopy(refusal: PolicyRefusal): MessageVerdict {
-    this.state.refused(refusal);
-    const head = this.state.replies.head;
-    if (head !== undefined) head.refusal = refusal.toErrorResponse();
-    return copyFailMessage('pgveil refused the COPY data');
   }
 }
