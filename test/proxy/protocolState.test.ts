@@ -96,3 +96,21 @@ describe('ProtocolState in COPY IN', () => {
     expect(state.pendingReplies).toBe(0);
   });
 });
+
+describe('ProtocolState inCopyIn', () => {
+  it('is true from the CopyInResponse until the frontend leaves the COPY or the server fails it', () => {
+    const state = new ProtocolState<number>();
+    state.frontendMessage(E); // Execute: COPY … FROM STDIN
+    expect(state.inCopyIn).toBe(false);
+    state.backendMessage(0x47, 0); // CopyInResponse: seen before any hook reads it
+    expect(state.inCopyIn).toBe(true);
+    state.frontendMessage(0x64); // CopyData
+    state.frontendMessage(0x48); // Flush
+    expect(state.inCopyIn).toBe(true);
+    state.frontendMessage(0x63); // CopyDone
+    expect(state.inCopyIn).toBe(false);
+    state.backendMessage(0x47, 0);
+    state.backendMessage(0x45, 0); // the server fails the COPY
+    expect(state.inCopyIn).toBe(false);
+  });
+});

@@ -62,6 +62,12 @@ export interface ReplyTracker<P> {
   readonly answered: P | undefined;
   /** Frontend messages forwarded whose replies have not all come back yet. */
   readonly pendingReplies: number;
+  /**
+   * The server sent a CopyInResponse and the frontend has not left that COPY (CopyDone, CopyFail,
+   * another message) nor has the server failed it: a Sync forwarded now gets no reply of its own.
+   * Followed as the server's messages arrive, before any hook has seen the CopyInResponse.
+   */
+  readonly inCopyIn: boolean;
   /** True when some payload still owed a reply satisfies `test`. */
   someOwed(test: (payload: P) => boolean): boolean;
   /** Receives the payloads of entries dropped unanswered (an error, a ReadyForQuery past them). */
@@ -98,6 +104,10 @@ export class ProtocolState<P = never> implements ProtocolStateView, ReplyTracker
 
   get pendingReplies(): number {
     return this.end - this.first;
+  }
+
+  get inCopyIn(): boolean {
+    return this.frontendInCopyIn;
   }
 
   expect(type: number, payload: P): void {

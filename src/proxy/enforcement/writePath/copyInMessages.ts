@@ -15,7 +15,7 @@ export class CopyInMessages {
   /** Whether a Sync arriving now must wait for the server, or ends the session (see `sync`). */
   syncWaits(): boolean {
     const state = this.state;
-    return state.copyIn !== undefined || state.replies.someOwed(mayOpenCopyIn);
+    return state.copyIn !== undefined || state.replies.inCopyIn || state.replies.someOwed(mayOpenCopyIn);
   }
 
   /**
@@ -29,7 +29,9 @@ export class CopyInMessages {
    */
   sync(upstreamSkipping: boolean, endBatch: () => void): MessageVerdict | Promise<MessageVerdict> {
     const state = this.state;
-    if (state.copyIn !== undefined) throw syncDuringCopyIn();
+    // The server opened the COPY (its CopyInResponse may still wait for a catalog reading before
+    // `copyIn` is set, BackendPolicy.copyStart): the Sync is one during the COPY.
+    if (state.copyIn !== undefined || state.replies.inCopyIn) throw syncDuringCopyIn();
     if (!state.replies.someOwed(mayOpenCopyIn)) {
       endBatch();
       return undefined;
@@ -42,8 +44,12 @@ export class CopyInMessages {
 
   private async syncOnceCopyDecided(endBatch: () => void): Promise<MessageVerdict> {
     const state = this.state;
-    while (state.copyIn === undefined && state.replies.someOwed(mayOpenCopyIn)) await state.nextBackendEvent();
-    if (state.copyIn !== undefined) return DROP;
+    // Opened is what the session's ProtocolState saw (`inCopyIn`), not only `copyIn`: the
+    // CopyInResponse takes its COPY off the reply at once, and may wait for a catalog reading
+    // before `copyIn` is set. Forwarded then, the Sync would get no entry of its own, and an answer
+    // after an early failure of the COPY would be taken for a later message's.
+    while (state.copyIn === undefined && !state.replies.inCopyIn && state.replies.someOwed(mayOpenCopyIn)) await state.nextBackendEvent();
+    if (state.copyIn !== undefined || state.replies.inCopyIn) return DROP;
     endBatch();
     return undefined;
   }
@@ -56,7 +62,8 @@ export class CopyInMessages {
   async message(type: string, frame: Buffer): Promise<MessageVerdict> {
     const state = this.state;
     while (state.copyIn === undefined) {
-      if (state.discarding || !state.replies.someOwed(mayOpenCopyIn)) return DROP;
+      // Opened, its CopyInResponse waiting for a catalog reading (`inCopyIn`): the data waits too.
+      if (state.discarding || (!state.replies.inCopyIn && !state.replies.someOwed(mayOpenCopyIn))) return DROP;
       await state.nextBackendEvent();
     }
     const copyIn = state.copyIn;
