@@ -332,7 +332,9 @@ export class BackendPolicy {
       if (at >= 0) stream = head.copies.splice(0, at + 1)[at];
     }
     const start = (policies: ColumnPolicies | undefined): MessageVerdict => {
-      if (stream?.direction === 'in') {
+      if (stream?.direction === 'in' && stream.refusal !== undefined) {
+        state.copyIn = { rewriter: undefined, failed: true, failSent: false, refusal: stream.refusal };
+      } else if (stream?.direction === 'in') {
         const target = stream.target;
         const rewriter = target === undefined || policies === undefined
           ? undefined

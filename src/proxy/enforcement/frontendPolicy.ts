@@ -18,6 +18,7 @@ import { type PortalInfo, type SettleChanges, type StatementInfo } from './expec
 import { preparedCopyRefusal, preparedPathRefusal } from './writePath/preparedStatementPath.js';
 import { CopyInMessages } from './writePath/copyInMessages.js';
 import type { RewrittenStatement } from './writePath/statementRewriter.js';
+import type { CopyStream } from './writePath/copyTargets.js';
 import { analysedText } from './analysedText.js';
 import { mayChangeSettingsUnseen } from './catalog/sessionSettings.js';
 import { readBind, readBindTarget, readExecutePortal, readParse, readQuery, readTarget, type BindTarget, type ParseMessage } from '../protocol/messageReaders.js';
@@ -343,9 +344,17 @@ export class FrontendPolicy {
     const sessionEffects = known === undefined ? unknownSessionEffects() : portal.statement?.sessionEffects ?? [];
     const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
     const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch, portal.statement?.preparedPlan);
-    state.expectReply({ kind: 'execute', portal, copies: [...(portal.statement?.copies ?? [])], effects, settle });
+    state.expectReply({ kind: 'execute', portal, copies: this.copiesOf(portal.statement), effects, settle });
     state.settings.sent(mayChangeSettingsUnseen(portal.statement?.analysis));
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);
+  }
+
+  /** The COPY streams an Execute of `statement` opens: one loading protected columns fails if its rows could be read in another encoding. */
+  private copiesOf(statement: StatementInfo | undefined): CopyStream[] {
+    const copies = statement?.copies ?? [];
+    if (!copies.some((copy) => copy.direction === 'in' && copy.target !== undefined)) return [...copies];
+    const refusal = this.state.settings.preparedCopyRefusal();
+    return copies.map((copy) => (copy.direction === 'in' && copy.target !== undefined && refusal !== undefined ? { ...copy, refusal } : copy));
   }
 
   /**

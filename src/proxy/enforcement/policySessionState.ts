@@ -70,6 +70,8 @@ export interface CopyInState {
   failed: boolean;
   /** The COPY was already failed upstream (by a CopyFail or the server's own error). */
   failSent: boolean;
+  /** Why it is failed, when pgveil fails it (else: it did not expect the COPY). */
+  readonly refusal?: PolicyRefusal;
 }
 
 /** Everything a StatementContext is built from, besides what never changes in a session. */

@@ -186,6 +186,34 @@ describe('text pipelined behind a statement that changes the settings out of sig
     });
   });
 
+  // In SJIS 0x81 0x40 is one character: the server reads row 1 as (x, 123-45-6789), pgveil as one quoted field.
+  const SJIS_ROWS = frame('d', bytes('x', [0x81], '@|' + SSN + '\n', [0x81], '@|\n'));
+  const PREPARED_COPY = "COPY customers (note, ssn) FROM STDIN WITH (FORMAT csv, DELIMITER '|', QUOTE '@')";
+  const runCopy = [frame('B', cstring(Buffer.alloc(0)), cstring(Buffer.from('copy')), int16(0), int16(0), int16(0)), serialize.execute({})];
+
+  it('a COPY prepared under UTF8, executed behind a statement that may change client_encoding, is refused', async () => {
+    await attemptAsAnalyst(async (session) => {
+      session.send([frame('P', cstring(Buffer.from('copy')), cstring(Buffer.from(PREPARED_COPY)), int16(0)), serialize.sync()]);
+      session.send(serialize.query("PREPARE encoding AS SELECT set_config('client_encoding', 'SJIS', false)"));
+      expect(texts(await session.readUntilReady(2))).not.toMatch(/^E /m);
+      session.send([...query('EXECUTE encoding'), ...runCopy, serialize.sync(), SJIS_ROWS, frame('c'), serialize.sync()]);
+      const replies = texts(await session.readUntilReady(2).catch(async () => session.readUntilClosed(2000)));
+      expect(replies).toMatch(/pgveil refused the COPY: it loads protected columns, and when it starts client_encoding may not be UTF8/);
+    });
+  });
+
+  it('a COPY prepared under UTF8, executed once the session is in SJIS, is refused', async () => {
+    await attemptAsAnalyst(async (session) => {
+      session.send([frame('P', cstring(Buffer.from('copy')), cstring(Buffer.from(PREPARED_COPY)), int16(0)), serialize.sync()]);
+      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
+      session.send(serialize.query("SET client_encoding TO 'SJIS'"));
+      expect(texts(await session.readUntilReady())).not.toMatch(/^E /m);
+      session.send([...runCopy, serialize.sync(), SJIS_ROWS, frame('c'), serialize.sync()]);
+      const replies = texts(await session.readUntilReady(1).catch(async () => session.readUntilClosed(2000)));
+      expect(replies).toMatch(/pgveil refused the COPY: it loads protected columns, and when it starts client_encoding may not be UTF8/);
+    });
+  });
+
   it('a second COPY in the same text as a first, behind an EXECUTE that may change client_encoding, is refused', async () => {
     await attemptAsAnalyst(async (session) => {
       session.send(serialize.query("PREPARE encoding AS SELECT set_config('client_encoding', 'SJIS', false)"));

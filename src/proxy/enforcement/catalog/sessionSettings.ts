@@ -100,6 +100,16 @@ export class SessionSettings {
     return !this.safe || this.inDoubt ? analysis.settingWords.inText : analysis.settingWords.inCode;
   }
 
+  /**
+   * The refusal for executing a COPY prepared earlier that loads protected columns, if any: the
+   * server reads its rows in the client_encoding in force when it starts, which pgveil knows only
+   * when the settings are safe and nothing sent before may have changed them.
+   */
+  preparedCopyRefusal(): PolicyRefusal | undefined {
+    if (this.safe && !this.inDoubt && !this.changeOutOfSight) return undefined;
+    return unsupportedRefusal('pgveil refused the COPY: it loads protected columns, and when it starts client_encoding may not be UTF8 (the session set another, or a statement before it, unanswered, may change it), in which PostgreSQL would read its rows; run it with client_encoding UTF8, once the statements before it are answered');
+  }
+
   /** A Query or Execute forwarded: whether running it may change the settings out of sight (mayChangeSettingsUnseen). */
   sent(mayChangeUnseen: boolean): void {
     if (mayChangeUnseen) this.changeOutOfSight = true;

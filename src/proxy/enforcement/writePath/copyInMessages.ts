@@ -71,7 +71,7 @@ export class CopyInMessages {
     if (copyIn.failed) {
       if (copyIn.failSent) return DROP;
       copyIn.failSent = true;
-      return this.failCopy(unsupportedRefusal('pgveil refused the COPY: pgveil did not expect it and cannot check its rows'));
+      return this.failCopy(copyIn.refusal ?? unsupportedRefusal('pgveil refused the COPY: pgveil did not expect it and cannot check its rows'));
     }
     const rewriter = copyIn.rewriter;
     if (rewriter === undefined) return undefined;

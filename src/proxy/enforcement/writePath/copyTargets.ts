@@ -19,6 +19,8 @@ import { sameColumnPolicy, type ReadActions } from '../readPath/resultPlan.js';
 export interface CopyInStream {
   readonly direction: 'in';
   readonly target: CopyFromTarget | undefined;
+  /** Set when the COPY must not load rows (see SessionSettings.preparedCopyRefusal): failed at its first message. */
+  readonly refusal?: PolicyRefusal;
 }
 
 export interface CopyOutColumn {
