@@ -11,11 +11,10 @@
  * text means now; DDL not yet visible to the catalog that drops, renames or moves a relation
  * hiding a protected one of the same name makes the unqualified name wait for the commit.
  */
-import pg from 'pg';
 import { serialize } from 'pg-protocol';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { openRawSession, type BackendMessage, type RawSession } from '../support/rawProtocol.js';
-import { ANALYST, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from './support/policyHarness.js';
+import { ANALYST, SUPPORT, useDirectHarness, type TestAccount } from './support/policyHarness.js';
 
 const SSN = '123-45-6789';
 const PHONE = '+1 555 010 4477';
@@ -24,32 +23,21 @@ const texts = (messages: BackendMessage[]): string => messages.map((m) => `${m.t
 /** The ErrorResponse pgveil sends for a refusal: its SQLSTATE, then its message. */
 const refusedWith = (sqlState: string, words: RegExp): RegExp => new RegExp(`^E SERROR\0VERROR\0C${sqlState}\0Mpgveil refused the [^\0]*${words.source}`, 'm');
 
-let harness: PolicyHarness;
-let direct: pg.Client;
-
-beforeAll(async () => {
-  harness = await startPolicyHarness();
-  direct = await harness.direct();
-});
-
-afterAll(async () => {
-  await direct?.end().catch(() => undefined);
-  await harness?.stop();
-});
+const h = useDirectHarness();
 
 beforeEach(async () => {
-  await direct.query('DELETE FROM customers');
-  await direct.query('INSERT INTO customers (phone, note) VALUES ($1, $2)', [PHONE, 'stored plaintext (passthrough)']);
+  await h.direct.query('DELETE FROM customers');
+  await h.direct.query('INSERT INTO customers (phone, note) VALUES ($1, $2)', [PHONE, 'stored plaintext (passthrough)']);
 });
 
 async function storedPlaintext(): Promise<number> {
-  const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1 OR full_name = $1 OR email = $1', [SSN]);
+  const stored = await h.direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1 OR full_name = $1 OR email = $1', [SSN]);
   return stored.rows[0]?.n ?? 0;
 }
 
 /** Runs `attempt` as `account`; whatever it read must hold no plaintext phone, and no plaintext SSN may be stored. */
 async function attempt(account: TestAccount, run: (session: RawSession) => Promise<string>): Promise<string> {
-  const session = await openRawSession(harness.via(account));
+  const session = await openRawSession(h.harness.via(account));
   let seen = '';
   try {
     seen = await run(session);
@@ -89,7 +77,7 @@ describe('a statement described before its names meant something else', () => {
 
 describe('a statement parsed while its table name meant another table, bound after DDL', () => {
   afterAll(async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk CASCADE');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk CASCADE');
   });
 
   it('an INSERT parsed on search_path pg_temp, bound after the temp table is dropped and the path reset', async () => {
@@ -126,7 +114,7 @@ describe('a statement parsed while its table name meant another table, bound aft
 
 describe('a shadowing table moved out of the way by DDL not yet committed', () => {
   afterAll(async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE');
   });
 
   it.each([
@@ -134,7 +122,7 @@ describe('a shadowing table moved out of the way by DDL not yet committed', () =
     ['dropped', 'DROP TABLE atk2.customers', /statement: DDL of this session .* named customers/],
     ['moved (a rule of its own refuses it)', 'ALTER TABLE atk2.customers SET SCHEMA atk2b', /statement: AlterObjectSchema falls under the rule "ddl"/],
   ])('%s in the open transaction: a Query then names customers', async (_, ddl, refusal) => {
-    await direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE; DROP SCHEMA IF EXISTS atk2b CASCADE; CREATE SCHEMA atk2; CREATE SCHEMA atk2b; CREATE TABLE atk2.customers (ssn text, note text)');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE; DROP SCHEMA IF EXISTS atk2b CASCADE; CREATE SCHEMA atk2; CREATE SCHEMA atk2b; CREATE TABLE atk2.customers (ssn text, note text)');
     await attempt(ANALYST, async (session) => {
       let seen = await simple(session, 'SET search_path = atk2, public');
       seen += await simple(session, 'BEGIN');
@@ -147,7 +135,7 @@ describe('a shadowing table moved out of the way by DDL not yet committed', () =
   });
 
   it('renamed in the open transaction: a statement parsed before is bound', async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE; CREATE SCHEMA atk2; CREATE TABLE atk2.customers (ssn text, note text)');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE; CREATE SCHEMA atk2; CREATE TABLE atk2.customers (ssn text, note text)');
     await attempt(ANALYST, async (session) => {
       let seen = await simple(session, 'SET search_path = atk2, public');
       session.send([serialize.parse({ name: 'w3', text: 'INSERT INTO customers (ssn, note) VALUES ($1, $2)' }), serialize.sync()]);
@@ -163,7 +151,7 @@ describe('a shadowing table moved out of the way by DDL not yet committed', () =
   });
 
   it('renamed by a prepared DDL statement executed in the same batch as the Bind', async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE; CREATE SCHEMA atk2; CREATE TABLE atk2.customers (ssn text, note text)');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE; CREATE SCHEMA atk2; CREATE TABLE atk2.customers (ssn text, note text)');
     await attempt(ANALYST, async (session) => {
       let seen = await simple(session, 'SET search_path = atk2, public');
       session.send([serialize.parse({ name: 'w4', text: 'INSERT INTO customers (ssn, note) VALUES ($1, $2)' }), serialize.sync()]);
@@ -182,7 +170,7 @@ describe('a shadowing table moved out of the way by DDL not yet committed', () =
   });
 
   it('renamed by a prepared DDL statement, then a Parse in the same batch names customers', async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE; CREATE SCHEMA atk2; CREATE TABLE atk2.customers (ssn text, note text)');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk2 CASCADE; CREATE SCHEMA atk2; CREATE TABLE atk2.customers (ssn text, note text)');
     await attempt(ANALYST, async (session) => {
       let seen = await simple(session, 'SET search_path = atk2, public');
       session.send([serialize.parse({ name: 'ddl', text: 'ALTER TABLE atk2.customers RENAME TO gone' }), serialize.sync()]);
@@ -231,7 +219,7 @@ describe('a statement described before what it reads changed, with no DDL', () =
 
 describe('row-limited Executes and result formats', () => {
   beforeEach(async () => {
-    for (let i = 0; i < 4; i++) await direct.query('INSERT INTO customers (phone, note) VALUES ($1, $2)', [PHONE, `n${i}`]);
+    for (let i = 0; i < 4; i++) await h.direct.query('INSERT INTO customers (phone, note) VALUES ($1, $2)', [PHONE, `n${i}`]);
   });
 
   it('a portal suspended, other portals and statements in between, resumed in later batches', async () => {
@@ -273,15 +261,15 @@ describe('row-limited Executes and result formats', () => {
       ]);
       out += texts(await session.readUntilReady());
       const { readFile, writeFile } = await import('node:fs/promises');
-      const before = await readFile(harness.policyFile, 'utf8');
-      await writeFile(harness.policyFile, before.replace('scope: payments', 'scope: payments2'));
-      await harness.store.reload();
+      const before = await readFile(h.harness.policyFile, 'utf8');
+      await writeFile(h.harness.policyFile, before.replace('scope: payments', 'scope: payments2'));
+      await h.harness.store.reload();
       try {
         session.send([serialize.execute({ portal: 'p1', rows: 2 }), serialize.sync()]);
         out += texts(await session.readUntilReady());
       } finally {
-        await writeFile(harness.policyFile, before);
-        await harness.store.reload();
+        await writeFile(h.harness.policyFile, before);
+        await h.harness.store.reload();
       }
       return out + await simple(session, 'COMMIT');
     });
@@ -323,7 +311,7 @@ function rawBind(portal: string, statement: string, formats: readonly number[]):
 
 describe('SQL PREPARE while a table name meant another table, EXECUTE after DDL', () => {
   afterAll(async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk3 CASCADE');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk3 CASCADE');
   });
 
   it.each([
@@ -337,7 +325,7 @@ describe('SQL PREPARE while a table name meant another table, EXECUTE after DDL'
       return texts(await session.readUntilReady());
     }],
   ])('%s', async (_, run) => {
-    await direct.query('DROP SCHEMA IF EXISTS atk3 CASCADE; CREATE SCHEMA atk3');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk3 CASCADE; CREATE SCHEMA atk3');
     await attempt(ANALYST, async (session) => {
       // Created through pgveil, so that its catalog sees the table hiding public.customers.
       let seen = await simple(session, 'CREATE TABLE atk3.customers (ssn text, note text)');

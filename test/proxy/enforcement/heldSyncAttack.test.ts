@@ -3,11 +3,10 @@
  * syncMessage / syncOnceCopyDecided, ProtocolState's COPY IN state). Each asserts the safe outcome:
  * no plaintext stored, no unmasked value returned, the session consistent or ended.
  */
-import pg from 'pg';
 import { serialize } from 'pg-protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openRawSession, rawFrame as frame, type BackendMessage, type RawSession } from '../support/rawProtocol.js';
-import { ANALYST, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from './support/policyHarness.js';
+import { ANALYST, useDirectHarness, SUPPORT, type TestAccount } from './support/policyHarness.js';
 
 const SSN = '987-65-4321';
 const SSN_2 = '876-54-3219';
@@ -21,30 +20,18 @@ const extended = (sql: string): Buffer[] => [serialize.parse({ text: sql }), ser
 const copyData = (text: string): Buffer => frame('d', Buffer.from(text));
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-let harness: PolicyHarness;
-let direct: pg.Client;
-
-beforeAll(async () => {
-  harness = await startPolicyHarness();
-  direct = await harness.direct();
-  await direct.query('INSERT INTO customers (phone, note) VALUES ($1, $2)', [PHONE, NOTE]);
-  await direct.query(`
+const h = useDirectHarness(`
+    INSERT INTO customers (phone, note) VALUES ('${PHONE}', '${NOTE}');
     CREATE TABLE locked_copies (n int);
     CREATE TABLE refusing_copies (n int);
     CREATE FUNCTION refuse_statement() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no rows today'; END $$;
     CREATE TRIGGER refuse BEFORE INSERT ON refusing_copies FOR EACH STATEMENT EXECUTE FUNCTION refuse_statement();
     CREATE VIEW copy_view AS SELECT n FROM locked_copies;
-  `);
-});
-
-afterAll(async () => {
-  await direct?.end().catch(() => undefined);
-  await harness?.stop();
-});
+`);
 
 /** Runs `run` in a raw session; whatever it does, no byte the session received holds the phone in the clear. */
 async function session(account: TestAccount, run: (raw: RawSession) => Promise<void>): Promise<void> {
-  const raw = await openRawSession(harness.via(account));
+  const raw = await openRawSession(h.harness.via(account));
   const received: Buffer[] = [];
   raw.socket.on('data', (chunk: Buffer) => received.push(chunk));
   try {
@@ -90,7 +77,7 @@ async function expectMaskedPhone(raw: RawSession): Promise<void> {
 /** The upstream backend of a session waiting on a lock for a COPY of `table`. */
 async function waitingBackend(table: string): Promise<number> {
   for (let i = 0; i < 100; i++) {
-    const found = await direct.query<{ pid: number }>(
+    const found = await h.direct.query<{ pid: number }>(
       "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1", [`COPY ${table}%`]);
     if (found.rows[0] !== undefined) return found.rows[0].pid;
     await sleep(50);
@@ -99,7 +86,7 @@ async function waitingBackend(table: string): Promise<number> {
 }
 
 async function expectNoPlaintextSsn(ssn = SSN): Promise<void> {
-  const stored = await direct.query<{ n: string }>('SELECT count(*) AS n FROM customers WHERE ssn = $1', [ssn]);
+  const stored = await h.direct.query<{ n: string }>('SELECT count(*) AS n FROM customers WHERE ssn = $1', [ssn]);
   expect(stored.rows[0]?.n).toBe('0');
 }
 
@@ -150,7 +137,7 @@ describe('the same miscount, on the write path', () => {
 
 describe('a Sync held while the COPY cannot open (its table locked)', () => {
   async function locked(run: (raw: RawSession) => Promise<void>): Promise<void> {
-    const locker = await harness.direct();
+    const locker = await h.harness.direct();
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE locked_copies IN ACCESS EXCLUSIVE MODE');
     try {
@@ -166,10 +153,10 @@ describe('a Sync held while the COPY cannot open (its table locked)', () => {
       raw.send([...extended('COPY locked_copies FROM STDIN'), serialize.sync(), serialize.query(SELECT_PHONE)]);
       const pid = await waitingBackend('locked_copies');
       await session(SUPPORT, expectMaskedPhone);
-      const other = await harness.connect(ANALYST);
+      const other = await h.harness.connect(ANALYST);
       expect((await other.query('SELECT 1 AS one')).rows[0]).toEqual({ one: 1 });
       await other.end();
-      await direct.query('SELECT pg_cancel_backend($1)', [pid]);
+      await h.direct.query('SELECT pg_cancel_backend($1)', [pid]);
       const replies = await raw.readUntilReady(2);
       expect(types(replies)).toBe('12nEZTDCZ');
       expectMasked(replies);
@@ -200,14 +187,14 @@ describe('a Sync held while the COPY cannot open (its table locked)', () => {
       let gone = false;
       for (let i = 0; i < 100 && !gone; i++) {
         await sleep(50);
-        gone = (await direct.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0;
+        gone = (await h.direct.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0;
       }
       expect(gone).toBe(true);
     });
   });
 
   it('the table unlocks: the COPY opens, the held Sync is dropped, and a Query pipelined behind it ends the session', async () => {
-    const locker = await harness.direct();
+    const locker = await h.harness.direct();
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE locked_copies IN ACCESS EXCLUSIVE MODE');
     await session(SUPPORT, async (raw) => {
@@ -330,7 +317,7 @@ describe('COPY data that arrives while the CopyInResponse waits for a catalog re
       await expectMaskedPhone(raw);
     });
     await expectNoPlaintextSsn(SSN_3);
-    const stored = await direct.query("SELECT ssn FROM customers WHERE note = 'copied during a catalog reading'");
+    const stored = await h.direct.query("SELECT ssn FROM customers WHERE note = 'copied during a catalog reading'");
     expect(stored.rows).toHaveLength(0);
   });
 });

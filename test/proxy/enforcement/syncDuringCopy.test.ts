@@ -8,11 +8,10 @@
  * session (whether PostgreSQL reads it before or after a failure depends on the rows).
  * Sent as raw frames, by SUPPORT (masks only) and ANALYST (tokens only).
  */
-import pg from 'pg';
 import { serialize } from 'pg-protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openRawSession, rawFrame as frame, type BackendMessage, type RawSession } from '../support/rawProtocol.js';
-import { ANALYST, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from './support/policyHarness.js';
+import { ANALYST, useDirectHarness, SUPPORT, type TestAccount } from './support/policyHarness.js';
 
 const SSN = '123-45-6789';
 const PHONE = '+1 555 010 4477';
@@ -22,28 +21,16 @@ const types = (messages: BackendMessage[]): string => messages.map((m) => m.type
 const extended = (sql: string): Buffer[] => [serialize.parse({ text: sql }), serialize.bind({}), serialize.describe({ type: 'P' }), serialize.execute({})];
 const copyData = (text: string): Buffer => frame('d', Buffer.from(text));
 
-let harness: PolicyHarness;
-let direct: pg.Client;
-
-beforeAll(async () => {
-  harness = await startPolicyHarness();
-  direct = await harness.direct();
-  await direct.query('INSERT INTO customers (phone, note) VALUES ($1, $2)', [PHONE, 'stored plaintext (passthrough)']);
-  await direct.query(`
+const h = useDirectHarness(`
+    INSERT INTO customers (phone, note) VALUES ('${PHONE}', 'stored plaintext (passthrough)');
     CREATE TABLE refusing_copies (n int);
     CREATE FUNCTION refuse_statement() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no rows today'; END $$;
     CREATE TRIGGER refuse BEFORE INSERT ON refusing_copies FOR EACH STATEMENT EXECUTE FUNCTION refuse_statement();
     GRANT ALL ON refusing_copies TO PUBLIC;
-  `);
-});
-
-afterAll(async () => {
-  await direct?.end().catch(() => undefined);
-  await harness?.stop();
-});
+`);
 
 async function session(account: TestAccount, run: (raw: RawSession) => Promise<void>): Promise<void> {
-  const raw = await openRawSession(harness.via(account));
+  const raw = await openRawSession(h.harness.via(account));
   try {
     await run(raw);
   } finally {
@@ -71,7 +58,7 @@ describe('Sync pipelined behind an Execute of COPY FROM STDIN (libpq PQexecParam
       expect(texts(done)).toMatch(/^C COPY 1/m);
       expect(types(done)).toBe('CZ');
     });
-    const stored = await direct.query<{ ssn: string }>("SELECT ssn FROM customers WHERE note = 'libpq copy'");
+    const stored = await h.direct.query<{ ssn: string }>("SELECT ssn FROM customers WHERE note = 'libpq copy'");
     expect(stored.rows).toHaveLength(1);
     expect(stored.rows[0]?.ssn).toMatch(/^\d{3}-\d{2}-\d{4}$/);
     expect(stored.rows[0]?.ssn).not.toBe(SSN);

@@ -165,3 +165,24 @@ export function useAppHarness(): AppHarness {
   });
   return shared;
 }
+
+/** A test file's harness and a direct connection, `setupSql` run on it first: started before its tests, stopped after. */
+export interface DirectHarness {
+  readonly harness: PolicyHarness;
+  readonly direct: pg.Client;
+}
+
+/** Registers the file's beforeAll/afterAll; the fields are set once beforeAll has run. */
+export function useDirectHarness(setupSql?: string): DirectHarness {
+  const shared = {} as { harness: PolicyHarness; direct: pg.Client };
+  beforeAll(async () => {
+    shared.harness = await startPolicyHarness();
+    shared.direct = await shared.harness.direct();
+    if (setupSql !== undefined) await shared.direct.query(setupSql);
+  });
+  afterAll(async () => {
+    await shared.direct?.end().catch(() => undefined);
+    await shared.harness?.stop();
+  });
+  return shared;
+}
