@@ -22,14 +22,19 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_ARRAY = 0x5d;
 const CLOSE_OBJECT = 0x7d;
 
-/** The index of the quote that closes the string opened at `open`, or -1. Linear: each run of backslashes is counted once. */
+/**
+ * The index of the quote that closes the string opened at `open`, or -1. Linear: a string whose
+ * first quote has no backslash before it ends there (one native search); any other is read once,
+ * a backslash skipping the character it escapes. Searching for each quote and counting the
+ * backslashes before it took 200 ms over 10 MiB of escaped quotes.
+ */
 function closingQuote(text: string, open: number): number {
-  let at = text.indexOf('"', open + 1);
-  while (at !== -1) {
-    let backslashes = 0;
-    for (let i = at - 1; i > open && text.charCodeAt(i) === BACKSLASH; i--) backslashes++;
-    if (backslashes % 2 === 0) return at;
-    at = text.indexOf('"', at + 1);
+  const first = text.indexOf('"', open + 1);
+  if (first === -1 || text.charCodeAt(first - 1) !== BACKSLASH) return first;
+  for (let i = open + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === BACKSLASH) i++;
+    else if (c === QUOTE) return i;
   }
   return -1;
 }

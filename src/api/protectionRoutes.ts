@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticatedAccount, AuthService } from '../auth/index.js';
 import type { ApiLimits } from '../config/index.js';
 import {
@@ -10,7 +10,8 @@ import type { ApiAuthoriser } from './authorisation.js';
 import { requireJsonContentType } from './contentType.js';
 import type { ApiMetrics } from './metrics.js';
 import { toProtectionCall, type ProtectionRequestBody } from './protectionRequest.js';
-import { errorResponseSchema, protectionRequestSchema, protectionResponseSchema } from './schemas.js';
+import { protectionResponseBody, sendResponseBody } from './responseBody.js';
+import { errorResponseSchema, protectionRequestSchema } from './schemas.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -49,15 +50,17 @@ export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = asy
     });
   });
 
+  // No 200 schema: the body is written in slices by protectionResponseBody, in that schema's shape
+  // (the OpenAPI document still describes it).
   const schema = {
     body: protectionRequestSchema(),
-    response: { 200: protectionResponseSchema, '4xx': errorResponseSchema },
+    response: { '4xx': errorResponseSchema },
   };
 
   for (const kind of KINDS) {
     app.post<{ Body: ProtectionRequestBody }>(`/api/${kind}`, { preValidation: requireJsonContentType, schema },
-      async (request): Promise<ProtectionResponse> => {
-        const call = toProtectionCall(request.body, limits);
+      async (request, reply): Promise<FastifyReply> => {
+        const call = await toProtectionCall(request.body, limits);
         const account = request.account;
         if (account === null) throw new ApiError(401, 'unauthorized', 'missing credentials');
         // Options first (400): the refusal and its audit line below then name a scope of at most
@@ -78,8 +81,9 @@ export const protectionRoutes: FastifyPluginAsync<ProtectionRoutesOptions> = asy
           // Written before the response leaves: the plaintext is recorded as handed out.
           audit.record({ event: 'api.unprotect', account: account.email, kind, scope, method, count: call.data.length - countDiscrepancies(response) });
         }
+        const body = await protectionResponseBody(response);
         countValues(metrics, kind, call.options.method, call.operation, call.data.length);
-        return response;
+        return sendResponseBody(reply, body);
       });
   }
 

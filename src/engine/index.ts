@@ -13,6 +13,8 @@ export {
   type Discrepancy, type Kind, type Lang, type Method, type Operation, type ProtectOptions, type ProtectionResponse,
 } from './types.js';
 export { DEFAULT_MAX_VALUE_BYTES, isLongerThan } from './valueLimits.js';
+export { inSlices } from './slicedWork.js';
+export { indexesInSlices, mapInSlices } from './slicedBatch.js';
 export { currentTokenSpelling } from './tokens/tokenCodecs.js';
 export { isValueOfKind } from './kindValidation.js';
 export { isLuhnValidCcn } from './kinds/ccn.js';

@@ -19,9 +19,3 @@ export function isLongerThan(value: string, maxBytes: number): boolean {
   return Buffer.byteLength(value, 'utf8') > maxBytes;
 }
 
-/** Indexes of the values longer than `maxBytes` UTF-8 bytes. */
-export function indexesLongerThan(values: readonly string[], maxBytes: number): number[] {
-  const found: number[] = [];
-  for (let i = 0; i < values.length; i++) if (isLongerThan(values[i] as string, maxBytes)) found.push(i);
-  return found;
-}

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PermutationTableCache, TableBuildDeferred, withTableBuildAllowance } from '../../src/engine/crypto/smallDomain.js';
 import { createEngine } from '../../src/engine/engine.js';
 import { ProtectionError } from '../../src/engine/errors.js';
+import { indexesInSlices, mapInSlices } from '../../src/engine/slicedBatch.js';
 import { inSlices } from '../../src/engine/slicedWork.js';
 
 /**
@@ -102,6 +103,29 @@ describe('inSlices', () => {
 
   it('passes other errors through', async () => {
     await expect(inSlices(['a', 'b'], () => { throw new Error('boom'); })).rejects.toThrow('boom');
+  });
+});
+
+describe('passes over a batch in slices', () => {
+  it('find the indexes and map the values as one pass over the whole batch would', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(fc.string({ maxLength: 3000 }), { maxLength: 400 }), async (values) => {
+      const test = (v: string): boolean => v.length % 3 === 0;
+      expect(await indexesInSlices(values, test)).toEqual(values.flatMap((v, i) => (test(v) ? [i] : [])));
+      expect(await mapInSlices(values, (part) => part.map((v) => v.length))).toEqual(values.map((v) => v.length));
+    }), { numRuns: 30 });
+  });
+
+  it('check, mask and redact a batch of long values with the loop turning, as value by value', async () => {
+    const engine = createEngine({ masterKey: randomBytes(32) });
+    const values = Array.from({ length: 600 }, (_, i) => `${'Grace Brewster Murray Hopper, '.repeat(136)}${i}`);
+    for (const method of ['mask', 'redact']) {
+      const { result, pauseMs } = await longestPause(() => engine.protect('text', values, { method }));
+      expect(pauseMs).toBeLessThan(PAUSE_LIMIT_MS);
+      for (const i of [0, 299, 599]) expect(result.result[i]).toBe((await engine.protect('text', [values[i] as string], { method })).result[0]);
+    }
+    const invalid = values.map((v, i) => (i % 100 === 0 ? `${v}\u0000` : v));
+    const error = await engine.protect('name', invalid, { method: 'mask' }).catch((e: unknown) => e);
+    expect((error as ProtectionError).indexes).toEqual([0, 100, 200, 300, 400, 500]);
   });
 });
 

@@ -40,13 +40,14 @@ export function digitsOf(value: string): Uint16Array {
  * stays where it is. `digits` must have exactly as many entries as `value` has digits.
  */
 export function withDigits(value: string, digits: ArrayLike<number>): string {
-  let out = '';
+  // Pieces joined once, not `+=` per character: a number may have thousands of digits (see maskText).
+  const out = new Array<string>(value.length);
   let k = 0;
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);
-    out += isDigitCode(code) ? (DIGIT_CHARS[digits[k++] ?? 0] ?? '0') : value[i];
+    out[i] = isDigitCode(code) ? (DIGIT_CHARS[digits[k++] ?? 0] ?? '0') : value[i] as string;
   }
-  return out;
+  return out.join('');
 }
 
 /**
@@ -223,20 +224,21 @@ export function withDigitCodes(value: string, digits: ArrayLike<number>): string
  * "0.0042" → "0.0040": still a number of the same magnitude, with one significant digit.
  */
 export function maskToFirstSignificantDigit(value: string): string {
-  let out = '';
+  // Pieces joined once, not `+=` per character (see withDigits).
+  const out = new Array<string>(value.length);
   let seenSignificant = false;
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);
     if (!isDigitCode(code)) {
-      out += value[i];
+      out[i] = value[i] as string;
     } else if (seenSignificant) {
-      out += '0';
+      out[i] = '0';
     } else {
-      out += value[i];
+      out[i] = value[i] as string;
       seenSignificant = code !== CODE_0;
     }
   }
-  return out;
+  return out.join('');
 }
 
 /**
@@ -245,15 +247,16 @@ export function maskToFirstSignificantDigit(value: string): string {
  */
 export function maskAllButLastDigits(value: string, keep: number, maskChar: string): string {
   let hide = countDigits(value) - keep;
-  let out = '';
+  // Pieces joined once, not `+=` per character (see withDigits).
+  const out = new Array<string>(value.length);
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);
     if (isDigitCode(code) && hide > 0) {
-      out += maskChar;
+      out[i] = maskChar;
       hide--;
     } else {
-      out += value[i];
+      out[i] = value[i] as string;
     }
   }
-  return out;
+  return out.join('');
 }

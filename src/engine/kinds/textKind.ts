@@ -91,7 +91,9 @@ function fpeTexts(
  * marks and joiners; a word that starts with a digit shows nothing.
  */
 export function maskText(value: string): string {
-  let out = '';
+  // Pieces joined once: `+=` per character leaves a chain of thousands of string pieces per value,
+  // which a batch of long values keeps alive (hundreds of MB for the collector) until it is written.
+  const out: string[] = [];
   let inWord = false;
   let baseKept = false;
   // A joiner after the kept letter binds it to the next one, which is hidden: it is shown only
@@ -102,20 +104,21 @@ export function maskText(value: string): string {
       baseKept = !inWord && LETTER.test(ch);
       inWord = true;
       joiners = '';
-      out += baseKept ? ch : MASK_CHAR;
+      out.push(baseKept ? ch : MASK_CHAR);
     } else if (JOINER.test(ch)) {
       if (inWord && baseKept) joiners += ch;
     } else if (MARK.test(ch)) {
-      if (inWord && baseKept) out += joiners + ch;
+      if (inWord && baseKept) out.push(joiners, ch);
       joiners = '';
     } else {
-      out += joiners + ch;
+      out.push(joiners, ch);
       inWord = false;
       baseKept = false;
       joiners = '';
     }
   }
-  return out + joiners;
+  out.push(joiners);
+  return out.join('');
 }
 
 export function createTextKind(kind: TextKindName, options: TextKindOptions): KindHandler {
