@@ -90,7 +90,8 @@ export interface PolicySet {
  * - `derived`: views, materialized views, CREATE TABLE AS, SELECT INTO, generated columns;
  * - `server-files`: COPY to or from a server file or PROGRAM, server file functions, lo_import/lo_export;
  * - `role-switch`: SET ROLE, SET SESSION AUTHORIZATION, set_config of them;
- * - `monitor`: other sessions' query text (pg_stat_activity, pg_stat_statements);
+ * - `monitor`: other sessions' query text (pg_stat_activity, pg_stat_statements), and the planner's
+ *   statistics, which hold sampled column values (pg_statistic, pg_stats, pg_stats_ext…);
  * - `ddl`: any other statement outside the short list every role may run.
  */
 export const STATEMENT_PRIVILEGES = ['code', 'derived', 'server-files', 'role-switch', 'monitor', 'ddl'] as const;

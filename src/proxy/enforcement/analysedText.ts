@@ -110,6 +110,6 @@ function rewritten(
     if (done.changesCatalog) state.ddlPending = true;
     return done;
   };
-  const statement = rewriteStatement(sql, analysis, context, declaredParamCount, executePlanLookup(state, batch));
+  const statement = rewriteStatement(sql, analysis, context, declaredParamCount, executePlanLookup(state, batch, context));
   return statement instanceof Promise ? statement.then(settled) : settled(statement);
 }

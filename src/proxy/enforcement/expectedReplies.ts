@@ -9,7 +9,7 @@ import type { PreparedNameUse, SessionEffect, SqlAnalysis, StatementSchemaFacts 
 import type { ChangeOutcome } from './writePath/confirmedNames.js';
 import type { CopyStream } from './writePath/copyTargets.js';
 import type { PendingEffects } from './catalog/sessionSearchPath.js';
-import type { ParamPlan } from './writePath/statementRewriter.js';
+import type { ParamPlan, PreparedText } from './writePath/statementRewriter.js';
 import type { FieldDescription } from '../protocol/messageReaders.js';
 import type { ResultPlan } from './readPath/resultPlan.js';
 import type { ColumnPolicies } from './catalog/columnPolicies.js';
@@ -37,6 +37,8 @@ export interface StatementInfo {
   readonly changesCatalog?: boolean;
   /** For a text that is a SQL PREPARE: the plans of the statement it prepares. */
   readonly preparedPlan?: ReadonlyMap<number, ParamPlan>;
+  /** For a text that is a SQL PREPARE: its text and analysis, for the checks of its EXECUTEs. */
+  readonly preparedText?: PreparedText;
   /** Names its SQL EXECUTEs run → their plans' signature when it was parsed (checked at Bind). */
   readonly executedPlans?: ReadonlyMap<string, string>;
   /** Parameters pgveil appended → the client's parameter each carries (parameterSplit.ts). */

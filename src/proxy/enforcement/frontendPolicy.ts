@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
 import { schemaFactsOf, unknownSessionEffects, type StatementAnalysis } from '../sql/index.js';
 import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.js';
-import { executedPlansRefusal, preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
+import { preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind, rewriteBindNow } from './writePath/bindRewriter.js';
 import { PolicyRefusal, syncDuringCopyIn, unsupportedRefusal } from './policyRefusal.js';
@@ -167,7 +167,9 @@ export class FrontendPolicy {
       state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, completedCommands: 0, answered });
     } else {
       const effects = statements.map((statement) => state.searchPath.sent(domain, statement.sessionEffects ?? []));
-      const settles = statements.map((statement, index) => preparedNameChanges(state, statement.preparedNames, batch, rewritten.preparedPlans[index]));
+      const settles = statements.map((statement, index) => preparedNameChanges(
+        state, statement.preparedNames, batch, rewritten.preparedPlans[index], rewritten.preparedTexts[index], rewritten.schemaKey,
+      ));
       state.expectReply({ kind: 'query', copies: [...rewritten.copies], domain, effects, completedCommands: 0, settles, answered });
     }
     return rewritten.sql === sql ? undefined : queryMessage(rewritten.sql);
@@ -201,6 +203,7 @@ export class FrontendPolicy {
     const paramTypes = splitParamTypes(parse.paramTypes, rewritten.extraParams);
     const change = state.statements.change(parse.name, {
       ...(rewritten.preparedPlans[0] === undefined ? {} : { preparedPlan: rewritten.preparedPlans[0] }),
+      ...(rewritten.preparedTexts[0] === undefined ? {} : { preparedText: rewritten.preparedTexts[0] }),
       ...(rewritten.executedPlans.size === 0 ? {} : { executedPlans: rewritten.executedPlans }),
       params: rewritten.params, paramTypes, extraParams: rewritten.extraParams, clientParamCount: rewritten.clientParamCount, copies: rewritten.copies, fields: undefined, describeRequested: false,
       sessionEffects: rewritten.analysis.statements[0]?.sessionEffects ?? [],
@@ -231,11 +234,10 @@ export class FrontendPolicy {
     const known = statementForBind(state, bind.statement);
     if (known instanceof PolicyRefusal) return this.refuseBind(bind, known);
     const statement = known;
-    const executed = executedPlansRefusal(state, statement);
-    if (executed !== undefined) return this.refuseBind(bind, executed);
     const portal: PortalInfo = { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false };
     const change = state.portals.change(bind.portal, portal, state.batch);
-    // The server resolves the statement's names again if the search_path changed since Parse.
+    // The server resolves the statement's names again if the search_path changed since Parse (and
+    // the SQL EXECUTEs of its text run what their names hold now).
     const pathRefusal = preparedPathRefusal(state, statement, state.searchPath.messageDomain());
     if (pathRefusal instanceof Promise) return this.bindAfterPathCheck(pathRefusal, frame, bind, statement, change);
     if (pathRefusal !== undefined) return this.refuseBind(bind, pathRefusal, change);
@@ -343,7 +345,9 @@ export class FrontendPolicy {
     this.followDdl(known, name);
     const sessionEffects = known === undefined ? unknownSessionEffects() : portal.statement?.sessionEffects ?? [];
     const effects = state.searchPath.sent(state.searchPath.messageDomain(), sessionEffects);
-    const settle = preparedNameChanges(state, portal.statement?.preparedNames, state.batch, portal.statement?.preparedPlan);
+    const settle = preparedNameChanges(
+      state, portal.statement?.preparedNames, state.batch, portal.statement?.preparedPlan, portal.statement?.preparedText, portal.statement?.schemaKey ?? '',
+    );
     state.expectReply({ kind: 'execute', portal, copies: this.copiesOf(portal.statement), effects, settle });
     state.settings.sent(mayChangeSettingsUnseen(portal.statement?.analysis));
     return prefix === undefined ? undefined : Buffer.concat([prefix, frame]);

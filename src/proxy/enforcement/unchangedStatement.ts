@@ -43,6 +43,7 @@ export function unchangedStatement(sql: string, analysis: SqlAnalysis, context: 
     extraParams: NO_PARAMS,
     clientParamCount,
     preparedPlans: analysis.statements.length === 1 ? ONE_STATEMENT_PLANS : analysis.statements.map(() => undefined),
+    preparedTexts: analysis.statements.length === 1 ? ONE_STATEMENT_PLANS : analysis.statements.map(() => undefined),
     executedPlans: NO_EXECUTED,
     copies: NO_COPIES,
     changesCatalog: false,

@@ -63,6 +63,16 @@ function columnGuarded(of: Target, column: string | undefined, context: Analysis
     || policyBinds(context, of.schema, of.table, column);
 }
 
+/**
+ * Some column of the relation, of one of its ancestors or of one of its descendants, has a policy
+ * (protected, or plaintext masked on read), or the policy file names the relation.
+ */
+function hasColumnPolicies(of: Target, context: AnalysisContext): boolean {
+  if (tableBound(of, context) || of.info?.hasProtectedColumns === true) return true;
+  return of.info?.columns.some((column) => column.protected || column.plaintext !== undefined
+    || policyBinds(context, of.schema, of.table, column.ref.column)) === true;
+}
+
 /** The policy file names the table itself (without the optional method: it has protected columns). */
 function tableBound(of: Target, context: AnalysisContext): boolean {
   const schema = context.relations.schema;
@@ -166,6 +176,12 @@ function checkAlterCommand(command: AlterTableCmd, of: Target, relation: RangeVa
       const parentTarget = parent === undefined ? undefined : target(parent, context);
       if (parentTarget !== undefined && (parentTarget.info?.hasProtectedColumns === true || tableBound(parentTarget, context))) {
         rejectStatement(`pgveil refused the statement: ${inherit ? 'INHERIT' : 'ATTACH PARTITION'} would put the rows of ${tableLabel(child?.schemaname, child?.relname ?? '')}, which pgveil did not protect, under the column policies of ${tableLabel(parentTarget.schema, parentTarget.table)}; create the table with PARTITION OF / INHERITS and load it through pgveil instead`, relation.location);
+      }
+      // A parent shows (and UPDATE, DELETE and, when partitioned, INSERT reach) its children's rows
+      // under its own name, and policies follow a parent to its children, never a child to its parent.
+      const childTarget = child === undefined ? undefined : target(child, context);
+      if (childTarget !== undefined && parentTarget !== undefined && hasColumnPolicies(childTarget, context)) {
+        rejectStatement(`pgveil refused the statement: ${inherit ? 'INHERIT' : 'ATTACH PARTITION'} would put ${tableLabel(childTarget.schema, childTarget.table)}, which has column policies, under ${tableLabel(parentTarget.schema, parentTarget.table)}, whose name reads and writes its rows without them; ${AFTERWARDS}`, relation.location);
       }
       return;
     }

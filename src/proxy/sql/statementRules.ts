@@ -65,9 +65,16 @@ const SQL_TEXT_FUNCTIONS = new Set([
   'dblink_connect_u',
 ]);
 
-/** Views and functions that show other sessions' query text. */
-const MONITOR_RELATIONS = new Set(['pg_stat_activity', 'pg_stat_statements', 'pg_stat_statements_info']);
-const MONITOR_FUNCTIONS = new Set(['pg_stat_get_activity', 'pg_stat_get_backend_activity', 'pg_stat_statements']);
+/**
+ * Views and functions that show other sessions' query text, and the planner's statistics: ANALYZE
+ * samples column values (most common values, histogram bounds) into pg_statistic as they are
+ * stored, the plaintext of a passthrough column included, with no table column to mask them by.
+ */
+const STATISTICS_RELATIONS = ['pg_statistic', 'pg_stats', 'pg_statistic_ext_data', 'pg_stats_ext', 'pg_stats_ext_exprs'];
+const MONITOR_RELATIONS = new Set(['pg_stat_activity', 'pg_stat_statements', 'pg_stat_statements_info', ...STATISTICS_RELATIONS]);
+const MONITOR_FUNCTIONS = new Set(['pg_stat_get_activity', 'pg_stat_get_backend_activity', 'pg_stat_statements', 'pg_mcv_list_items']);
+/** Statements whose target relation is a bare RangeVar (no node wrapper): RETURNING or COPY TO reads it. */
+const TARGET_STATEMENTS = ['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt', 'CopyStmt'] as const;
 
 const ROLE_SETTINGS = new Set(['role', 'session_authorization']);
 
@@ -209,6 +216,11 @@ function walkExpressions(node: Node, findings: RuleFinding[]): void {
       }
     } else if ('RangeVar' in child && MONITOR_RELATIONS.has((child.RangeVar.relname ?? '').toLowerCase())) {
       findings.push({ rule: 'monitor', what: child.RangeVar.relname ?? 'pg_stat_activity' });
+    } else {
+      for (const type of TARGET_STATEMENTS) {
+        const relname = (child as Record<string, { relation?: { relname?: string } } | undefined>)[type]?.relation?.relname;
+        if (relname !== undefined && MONITOR_RELATIONS.has(relname.toLowerCase())) findings.push({ rule: 'monitor', what: relname });
+      }
     }
     forEachChild(child, visit);
   };

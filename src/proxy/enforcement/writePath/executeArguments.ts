@@ -13,8 +13,12 @@ import { normaliseText } from './normaliseText.js';
 import { paramsSignature, type ParamPlan } from './parameterSplit.js';
 import type { ProtectionBatch } from './valueProtector.js';
 
-/** The parameter plans of the prepared statement `name` as the session holds it; throws PolicyRefusal when unsure. */
-export type ExecutePlans = (name: string, argumentCount: number) => ReadonlyMap<number, ParamPlan>;
+/**
+ * The parameter plans of the prepared statement `name` as the session holds it; throws PolicyRefusal
+ * when unsure, or when its names may now denote other tables. `unsettled`: an earlier statement of
+ * the same text may have changed the search_path, role or catalog.
+ */
+export type ExecutePlans = (name: string, argumentCount: number, unsettled: boolean) => ReadonlyMap<number, ParamPlan>;
 
 const NO_PLANS: ReadonlyMap<number, ParamPlan> = new Map();
 
@@ -32,7 +36,7 @@ interface Replacement {
  */
 export function protectExecuteArguments(
   analysis: SqlAnalysis, preparedPlans: readonly (ReadonlyMap<number, ParamPlan> | undefined)[], executePlans: ExecutePlans,
-  batch: ProtectionBatch, replacements: Replacement[], style: DateStyle,
+  batch: ProtectionBatch, replacements: Replacement[], style: DateStyle, unsettled: readonly boolean[] = [],
 ): Map<string, string> {
   const definedHere = new Map<string, ReadonlyMap<number, ParamPlan>>();
   let allRemoved = false;
@@ -44,7 +48,7 @@ export function protectExecuteArguments(
       let plans = definedHere.get(execute.name);
       if (plans === undefined) {
         // Removed earlier in this text: the server fails the EXECUTE itself.
-        plans = allRemoved ? NO_PLANS : executePlans(execute.name, execute.argumentCount);
+        plans = allRemoved ? NO_PLANS : executePlans(execute.name, execute.argumentCount, unsettled[index] === true);
         if (!allRemoved) looked.set(execute.name, paramsSignature(plans));
       }
       for (const [param, plan] of plans) protectArgument(execute.name, param, execute.arguments[param - 1], plan, batch, replacements, style);

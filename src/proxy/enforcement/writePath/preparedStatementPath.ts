@@ -8,60 +8,34 @@
  * means something else to the write path is refused. So is a Bind whose text names a relation
  * that DDL of this session, not yet visible to pgveil's catalog, may have changed.
  */
-import { schemaFactsOf, type SqlAnalysis } from '../../sql/index.js';
+import type { SqlAnalysis } from '../../sql/index.js';
 import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 import type { PolicySessionState } from '../policySessionState.js';
+import { executedPlansRefusal } from './preparedStatements.js';
 import type { StatementInfo } from '../expectedReplies.js';
-import { analyse, planSignature } from './statementRewriter.js';
+import { changedMeaningRefusal, pendingDdlRefusal } from './statementMeaning.js';
 
 const REPREPARE = 'pgveil refused the Bind: the statement was prepared under another search_path, catalog or column policies, and now its names denote tables with other column policies; prepare it again';
-
-/** Digests per analysis (the analysis cache hands out one object per text and context): made once each. */
-const signatures = new WeakMap<SqlAnalysis, string>();
-
-function signatureOf(analysis: SqlAnalysis): string {
-  let signature = signatures.get(analysis);
-  if (signature === undefined) {
-    signature = planSignature(analysis);
-    signatures.set(analysis, signature);
-  }
-  return signature;
-}
 
 /** The refusal for binding `statement` in `domain`, if its names now resolve differently. */
 export function preparedPathRefusal(
   state: PolicySessionState, statement: StatementInfo, domain: number,
 ): PolicyRefusal | undefined | Promise<PolicyRefusal | undefined> {
-  if (statement.sql === undefined || statement.analysis === undefined || statement.schemaKey === undefined) return undefined;
+  if (statement.schemaKey === undefined) return undefined;
   const now = state.policiesNow();
   if (now === undefined) return state.policies().then((policies) => check(state, statement, domain, policies));
   return check(state, statement, domain, now);
 }
 
 function check(state: PolicySessionState, statement: StatementInfo, domain: number, policies: ColumnPolicies): PolicyRefusal | undefined {
-  const pending = pendingDdlRefusal(state, statement, policies);
+  const pending = pendingDdlRefusal(state, statement, policies, 'Bind');
   if (pending !== undefined) return pending;
   const context = state.statementContext(policies, domain);
-  // The usual case: nothing the analysis depended on changed since Parse (or since a Bind checked it).
-  if (context.schemaKey === statement.schemaKey || context.schemaKey === statement.checkedUnder) return undefined;
-  const again = analyse(statement.sql ?? '', context);
-  if (signatureOf(again) !== signatureOf(statement.analysis as SqlAnalysis)) return unsupportedRefusal(REPREPARE);
-  statement.checkedUnder = context.schemaKey;
-  return undefined;
-}
-
-/**
- * DDL of this session the catalog cannot see yet (not committed, or not answered) may have
- * changed what the statement's names denote: its text is checked against it as a Parse of it
- * would be now.
- */
-function pendingDdlRefusal(state: PolicySessionState, statement: StatementInfo, policies: ColumnPolicies): PolicyRefusal | undefined {
-  const unsure = state.ddlPending || state.uncommittedDdl;
-  if (!unsure && state.pendingSchema.isEmpty) return undefined;
-  statement.schemaFacts ??= schemaFactsOf(statement.sql ?? '');
-  const refusal = state.pendingSchema.check(statement.schemaFacts, policies, unsure);
-  return refusal === undefined ? undefined : unsupportedRefusal(`pgveil refused the Bind: ${refusal.message.replace(/^pgveil refused the statement: /, '')}`);
+  // The SQL EXECUTEs its text runs are checked as an EXECUTE sent now would be.
+  const executed = executedPlansRefusal(state, statement, context);
+  if (executed !== undefined) return executed;
+  return changedMeaningRefusal(statement, context, REPREPARE);
 }
 
 /**

@@ -8,7 +8,8 @@ import { EVERY_NAME, type PendingChange } from './confirmedNames.js';
 import { PolicyRefusal, unsupportedRefusal } from '../policyRefusal.js';
 import type { PolicySessionState } from '../policySessionState.js';
 import type { SettleChanges, StatementInfo } from '../expectedReplies.js';
-import type { ParamPlan } from './statementRewriter.js';
+import type { ParamPlan, PreparedText, StatementContext } from './statementRewriter.js';
+import { executedStatementRefusal } from './statementMeaning.js';
 import type { ExecutePlans } from './executeArguments.js';
 import { paramsSignature } from './parameterSplit.js';
 
@@ -46,9 +47,14 @@ export function statementForBind(state: PolicySessionState, name: string): State
   return { ...first, fields: undefined, describeRequested: false };
 }
 
-/** A statement made by SQL PREPARE, with the parameter plans of what it prepares. */
-function sqlPrepared(params: ReadonlyMap<number, ParamPlan> | undefined): StatementInfo {
-  return { params: params ?? new Map(), paramTypes: [], copies: [], fields: undefined, describeRequested: false };
+/**
+ * A statement made by SQL PREPARE, with the parameter plans of what it prepares and the PREPARE's
+ * own text (its EXECUTE is checked again like a Bind; without it, an EXECUTE under any other
+ * context than the PREPARE's is refused).
+ */
+function sqlPrepared(params: ReadonlyMap<number, ParamPlan> | undefined, text: PreparedText | undefined, schemaKey: string | undefined): StatementInfo {
+  const origin = text ?? (schemaKey === undefined ? undefined : { schemaKey });
+  return { params: params ?? new Map(), paramTypes: [], copies: [], fields: undefined, describeRequested: false, ...origin };
 }
 
 /**
@@ -57,10 +63,11 @@ function sqlPrepared(params: ReadonlyMap<number, ParamPlan> | undefined): Statem
  */
 export function preparedNameChanges(
   state: PolicySessionState, use: PreparedNameUse | undefined, batch: number, prepared?: ReadonlyMap<number, ParamPlan>,
+  text?: PreparedText, schemaKey?: string,
 ): SettleChanges | undefined {
   if (use === undefined || use.effects.length === 0) return undefined;
   const changes: PendingChange<StatementInfo>[] = use.effects.map((effect) => {
-    if (effect.kind === 'prepare') return state.statements.change(effect.name, sqlPrepared(prepared), batch);
+    if (effect.kind === 'prepare') return state.statements.change(effect.name, sqlPrepared(prepared, text, schemaKey), batch);
     if (effect.kind === 'deallocate') return state.statements.change(effect.name, undefined, batch);
     return state.statements.change(EVERY_NAME, undefined, batch);
   });
@@ -74,14 +81,22 @@ export function preparedNameChanges(
  * server will run. Refused when the name may hold statements with different plans (an unanswered
  * PREPARE or Parse), when pgveil never saw it prepared and it has arguments (prepared in another
  * session, deallocated, or by code pgveil cannot see), and when pgveil gave it extra parameters.
+ * With `context` (the text's): refused when a statement the name may hold now means something else
+ * (executedStatementRefusal), whether or not the EXECUTE has arguments.
  */
-export function executePlanLookup(state: PolicySessionState, batch: number): ExecutePlans {
-  return (name, argumentCount) => {
+export function executePlanLookup(state: PolicySessionState, batch: number, context?: StatementContext): ExecutePlans {
+  return (name, argumentCount, unsettled) => {
     const defined = state.statements.candidates(name, batch).filter((c): c is StatementInfo => c !== undefined);
     const first = defined[0];
     if (first === undefined) {
       if (argumentCount === 0) return new Map();
       throw new PolicyRefusal(INVALID_STATEMENT_NAME, `pgveil refused the statement: EXECUTE ${name} runs a prepared statement the server never confirmed to pgveil, so pgveil cannot tell whether its arguments feed protected columns`);
+    }
+    if (context !== undefined) {
+      for (const candidate of defined) {
+        const refusal = executedStatementRefusal(state, candidate, context, unsettled);
+        if (refusal !== undefined) throw refusal;
+      }
     }
     if (defined.some((candidate) => planSignature(candidate) !== planSignature(first))) {
       throw unsupportedRefusal(`pgveil refused the statement: EXECUTE ${name} may run either of two statements with different column policies until the server answers the PREPARE or Parse that replaced it; wait for its answer first`);
@@ -97,13 +112,15 @@ export function executePlanLookup(state: PolicySessionState, batch: number): Exe
  * A Bind of a statement whose text runs SQL EXECUTE: its constants were protected with the plans
  * the executed names had at Parse; if a name was prepared again since, they may be wrong.
  */
-export function executedPlansRefusal(state: PolicySessionState, statement: StatementInfo): PolicyRefusal | undefined {
+export function executedPlansRefusal(state: PolicySessionState, statement: StatementInfo, context: StatementContext): PolicyRefusal | undefined {
   if (statement.executedPlans === undefined || statement.executedPlans.size === 0) return undefined;
-  const lookup = executePlanLookup(state, state.batch);
+  const lookup = executePlanLookup(state, state.batch, context);
+  // Whether a statement before the EXECUTE in the text may change the context: as at Parse.
+  const unsettled = statement.analysis === undefined || statement.analysis.statements.length > 1;
   for (const [name, signature] of statement.executedPlans ?? []) {
     let now: string;
     try {
-      now = paramsSignature(lookup(name, 0));
+      now = paramsSignature(lookup(name, 0, unsettled));
     } catch (error) {
       if (error instanceof PolicyRefusal) return error;
       throw error;

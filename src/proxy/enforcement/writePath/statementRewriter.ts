@@ -35,6 +35,8 @@ export interface RewrittenStatement {
   readonly clientParamCount: number;
   /** Per statement: the parameter plans of the statement a SQL PREPARE defines (undefined for others). */
   readonly preparedPlans: readonly (ReadonlyMap<number, ParamPlan> | undefined)[];
+  /** Per statement: a SQL PREPARE's own text and analysis, so that its EXECUTE can be checked again (undefined for others). */
+  readonly preparedTexts: readonly (PreparedText | undefined)[];
   /** Prepared statements its EXECUTEs run, as known now → their plans' signature (checked again at Bind). */
   readonly executedPlans: ReadonlyMap<string, string>;
   /** The COPY data streams, in statement order. */
@@ -107,6 +109,31 @@ function protectArrayConstant(
 function columnType(policies: ColumnPolicies, column: ColumnRef): number {
   const relation = policies.relationOf(column);
   return relation?.columns.find((candidate) => candidate.name === column.column)?.typeOid ?? 0;
+}
+
+/**
+ * The text of a SQL PREPARE statement, its analysis and the context key it was analysed under: an
+ * EXECUTE of it under another key analyses it again (preparedStatementPath.ts). An empty key: the
+ * text changed the search_path, role or catalog before it, so the analysis may not be the one it ran under.
+ */
+export interface PreparedText {
+  readonly sql: string;
+  readonly analysis: SqlAnalysis;
+  readonly schemaKey: string;
+}
+
+/**
+ * Per statement of the analysis: an earlier statement of the same text may have changed what names
+ * denote (search_path, role, catalog), so an EXECUTE there runs under another context than the text's.
+ */
+export function unsettledStatements(analysis: SqlAnalysis): boolean[] {
+  let changed = false;
+  return analysis.statements.map((statement) => {
+    const before = changed;
+    const effects = (statement.sessionEffects ?? []).filter((effect) => !(effect.kind === 'transaction' && effect.action === 'begin'));
+    if (effects.length > 0 || !READ_WRITE_KINDS.has(statement.type)) changed = true;
+    return before;
+  });
 }
 
 export interface StatementContext {
@@ -197,6 +224,12 @@ function rewriteAfresh(
     }
     return prepared.params;
   });
+  const unsettled = unsettledStatements(analysis);
+  const preparedTexts = analysis.statements.map((statement, index): PreparedText | undefined => {
+    if (statement.type !== 'PrepareStmt') return undefined;
+    const text = textBytes.subarray(statement.start, statement.end).toString('utf8');
+    return { sql: text, analysis: analyse(text, context), schemaKey: unsettled[index] === true ? '' : context.schemaKey };
+  });
   let schemaAt = context.schema; // the search_path in force at each statement of the text
   for (const statement of analysis.statements) {
     if (!READ_WRITE_KINDS.has(statement.type)) changesCatalog = true;
@@ -244,10 +277,11 @@ function rewriteAfresh(
       batch.add(policy, normaliseText(columnType(policies, literal.column), literal.value, context.dateStyle), (value) => replacements.push({ start: literal.start, end: literal.end, token: quoteLiteral(value) }));
     }
   }
-  const executedPlans = protectExecuteArguments(analysis, preparedPlans, executePlans, batch, replacements, context.dateStyle);
+  const executedPlans = protectExecuteArguments(analysis, preparedPlans, executePlans, batch, replacements, context.dateStyle, unsettled);
   const finish = (): RewrittenStatement => ({
     sql: spliceText(sql, replacements),
     preparedPlans,
+    preparedTexts,
     executedPlans,
     params: split.params,
     extraParams: split.extraParams,
