@@ -18,6 +18,7 @@ import { plaintextColumns, samePlan, type ResultPlan } from './readPath/resultPl
 import { CATALOG_READ_FIRST, DescribedResults } from './readPath/describedResults.js';
 import { HeldBatch, type Rewrite } from './readPath/heldBatch.js';
 import { rewriteDataRows } from './readPath/rowRewriter.js';
+import { withholdErrorValues } from './readPath/errorValues.js';
 import { commandTag, commandTagStartsWith, frameCount, readParameterDescription, readParameterStatus, readyForQueryStatus, type FieldDescription } from '../protocol/messageReaders.js';
 import { parameterDescriptionMessage } from '../protocol/messages.js';
 
@@ -197,7 +198,7 @@ export class BackendPolicy {
       case 0x73: // s PortalSuspended
         this.endResult(head);
         return undefined;
-      case 0x45: return this.error(head); // E
+      case 0x45: return this.error(head, frame); // E
       case 0x5a: return this.readyForQuery(readyForQueryStatus(frame), state.replies.answered); // Z
       case 0x47: return this.copyStart('in', head); // G CopyInResponse
       case 0x48: return this.copyStart('out', head); // H CopyOutResponse
@@ -271,7 +272,7 @@ export class BackendPolicy {
     }
   }
 
-  private error(head: ExpectedReply | undefined): MessageVerdict {
+  private error(head: ExpectedReply | undefined, frame: Buffer): MessageVerdict {
     const state = this.state;
     state.searchPath.failed();
     this.copyOut.end();
@@ -283,7 +284,9 @@ export class BackendPolicy {
     // The replies this error ends (the failed one; in the extended protocol, the rest up to the
     // next Sync, which PostgreSQL skips) were settled as the ProtocolState followed it.
     state.backendEvent();
-    return head?.refusal;
+    if (head?.refusal !== undefined) return head.refusal;
+    // The server's own error may quote a stored value no RowDescription names (errorValues.ts).
+    return state.rights().restricted ? withholdErrorValues(frame) : undefined;
   }
 
   /** ParseComplete, BindComplete or CloseComplete: what the message it answers changes now holds. */

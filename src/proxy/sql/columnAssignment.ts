@@ -9,7 +9,7 @@ import type { Node } from 'libpg-query';
 import type { AnalysisContext } from './analysisContext.js';
 import type { Scope } from './nameScope.js';
 import { operandOf, operandPosition, recordLiteral, unprotectableReason } from './operands.js';
-import { columnName, sameColumn } from './relationLookup.js';
+import { columnName, sameStoredColumn } from './relationLookup.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
 import { feedSupplied } from './suppliedValues.js';
@@ -24,7 +24,7 @@ export function assignValue(column: ColumnRef, node: Node, scope: Scope, context
     case 'null':
     case 'default': return;
     case 'protected':
-      if (sameColumn(value.column, column)) return;
+      if (sameStoredColumn(value.column, column)) return;
       return rejectColumn(column, `the value assigned to it comes from protected column ${columnName(value.column)}, whose policy may differ`, operandPosition(value));
     default:
       return rejectColumn(column, `the value assigned to it is ${unprotectableReason(value)}`, operandPosition(value));

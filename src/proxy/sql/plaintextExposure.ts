@@ -11,7 +11,7 @@ import type { FuncCall, Node } from 'libpg-query';
 import type { AnalysisContext } from './analysisContext.js';
 import { plaintextOfRow, type OutputColumn, type Scope } from './nameScope.js';
 import { forEachChild, lastName, nodeLocation } from './parseTree.js';
-import { columnName, sameColumn } from './relationLookup.js';
+import { columnName, sameStoredColumn } from './relationLookup.js';
 import type { ColumnRef, PlaintextSource } from './sqlAnalysisTypes.js';
 
 /** Built-ins that hand an argument on outside the result (a setting, a notification, a large object). */
@@ -111,7 +111,7 @@ export function exposeResultColumns(outputs: readonly OutputColumn[], destinatio
 
 /** A value from `from` written into `target`: stored elsewhere, it would be read back unmasked. */
 export function exposeWrite(target: ColumnRef | undefined, from: ColumnRef | undefined, position: number | undefined, context: AnalysisContext): void {
-  if (from === undefined || (target !== undefined && sameColumn(target, from))) return;
+  if (from === undefined || (target !== undefined && sameStoredColumn(target, from))) return;
   const where = target === undefined ? 'a column pgveil cannot see' : `column ${columnName(target)}`;
   context.findings.addExposure(from, `its value is written into ${where}, where it would be read unmasked`, position);
 }

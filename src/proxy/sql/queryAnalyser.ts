@@ -14,7 +14,7 @@ import {
 } from './nameScope.js';
 import { exposeFunctionSource, plaintextIn, targetShows } from './plaintextExposure.js';
 import { forEachChild, lastName, nodeLocation, stringList, stripCasts } from './parseTree.js';
-import { sameColumn } from './relationLookup.js';
+import { sameStoredColumn } from './relationLookup.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
 import { feedSupplied, misuseOrigin, suppliedOrigin, unnestColumns, valuesListOrigins } from './suppliedValues.js';
@@ -108,7 +108,7 @@ function mergeOrigins(column: OutputColumn, other: OutputColumn | undefined): Ou
   const a = column.origin;
   const b = other.origin;
   if (isProtectedOrigin(a)) {
-    return isProtectedOrigin(b) && sameColumn(a.column, b.column) ? column : { name: column.name, origin: { kind: 'derived', from: a.column } };
+    return isProtectedOrigin(b) && sameStoredColumn(a.column, b.column) ? column : { name: column.name, origin: { kind: 'derived', from: a.column } };
   }
   if (isProtectedOrigin(b)) return { name: column.name, origin: { kind: 'derived', from: b.column } };
   if (b.kind === 'derived') return { name: column.name, origin: b };

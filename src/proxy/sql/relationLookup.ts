@@ -54,8 +54,12 @@ export class RelationLookup {
     if (resolved === undefined) return undefined;
     if (resolved.refusal !== undefined) this.refusals.set(key, resolved.refusal);
     const columns = resolved.columns.map((column): TableColumn => {
-      const ref: ColumnRef = { schema: resolved.schema, table: resolved.table, column };
-      const plaintext = this.schema.plaintextSource?.(ref);
+      const ref: ColumnRef = resolved.standIn === true
+        ? { schema: resolved.schema, table: resolved.table, column, standIn: true }
+        : { schema: resolved.schema, table: resolved.table, column };
+      const source = this.schema.plaintextSource?.(ref);
+      // Read through a stand-in name, the plaintext shown is not the source column's either.
+      const plaintext = source === undefined || resolved.standIn !== true ? source : { ...source, column: { ...source.column, standIn: true as const } };
       return plaintext === undefined ? { ref, protected: this.schema.isProtected(ref) } : { ref, protected: this.schema.isProtected(ref), plaintext };
     });
     return {
@@ -70,6 +74,16 @@ export class RelationLookup {
 
 export function sameColumn(a: ColumnRef, b: ColumnRef): boolean {
   return a.schema === b.schema && a.table === b.table && a.column === b.column;
+}
+
+/**
+ * Whether a value read from `a` and written into `b` (or the reverse) certainly stays in the same
+ * stored column, so it carries nothing new: not when either was reached through a name the server
+ * may look up as another relation (a shadowing table, a temporary table), whose values are not
+ * that column's (tokens of it, plaintext of a masked column, the attacker's plaintext).
+ */
+export function sameStoredColumn(a: ColumnRef, b: ColumnRef): boolean {
+  return a.standIn !== true && b.standIn !== true && sameColumn(a, b);
 }
 
 /** `schema.table.column` with identifiers quoted where PostgreSQL would need it. */

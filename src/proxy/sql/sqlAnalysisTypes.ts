@@ -28,6 +28,11 @@ export interface ColumnRef {
   readonly schema: string;
   readonly table: string;
   readonly column: string;
+  /**
+   * Reached through a name that may denote another relation than this one (ResolvedTable.standIn):
+   * protected as this column, but not to be taken for its stored values (sameStoredColumn).
+   */
+  readonly standIn?: true;
 }
 
 export interface ResolvedTable {
@@ -43,6 +48,13 @@ export interface ResolvedTable {
   readonly refusal?: string;
   /** An unqualified name another search_path could resolve to a different relation with policies. */
   readonly pathDependent?: boolean;
+  /**
+   * An unqualified name taken as this relation, with policies, although the server may look it up
+   * as another one (a relation shadowing it on the search_path, a temporary table, a path pgveil
+   * cannot follow): values written through it are protected as for this relation, but its columns
+   * hold other data than this relation's.
+   */
+  readonly standIn?: true;
 }
 
 /** What the analyser needs to know about the database; answers must be stable for one cache key. */

@@ -16,7 +16,7 @@ import {
 import { nodeLocation } from './parseTree.js';
 import { exposeWrite, plaintextIn } from './plaintextExposure.js';
 import { defineCtes, fromItems, relationItem, targetListOutputs } from './queryAnalyser.js';
-import { sameColumn, type TableColumn, type TableInfo } from './relationLookup.js';
+import { sameStoredColumn, type TableColumn, type TableInfo } from './relationLookup.js';
 import { rejectColumn } from './statementFindings.js';
 import { feedSupplied, misuseOrigin } from './suppliedValues.js';
 import { operandOf } from './operands.js';
@@ -62,7 +62,7 @@ export function analyseInsert(insert: InsertStmt, outer: Scope | undefined, cont
       if (column?.protected !== true) return;
       const origin = columnAt(outputs, index);
       if (origin?.kind === 'supplied') return;
-      if (origin !== undefined && isProtectedOrigin(origin) && sameColumn(origin.column, column.ref)) return;
+      if (origin !== undefined && isProtectedOrigin(origin) && sameStoredColumn(origin.column, column.ref)) return;
       rejectColumn(column.ref, 'INSERT … SELECT feeds it values pgveil cannot protect (use INSERT … VALUES with parameters)', nodeLocation(source));
     });
   }
@@ -131,7 +131,7 @@ function analyseAssignments(targets: readonly Node[] | undefined, target: WriteT
       exposeWrite(column?.ref, outputs[position]?.shows?.column, location, context);
       const origin = columnAt(outputs, position);
       feedFromQuery(column, origin, location, context);
-      if (column?.protected === true && origin?.kind !== 'supplied' && !(origin !== undefined && isProtectedOrigin(origin) && sameColumn(origin.column, column.ref))) {
+      if (column?.protected === true && origin?.kind !== 'supplied' && !(origin !== undefined && isProtectedOrigin(origin) && sameStoredColumn(origin.column, column.ref))) {
         rejectColumn(column.ref, 'the value assigned to it comes from a subquery pgveil cannot protect', location);
       }
     } else {

@@ -17,7 +17,8 @@ export interface PathRelations {
 export function resolveOnPath(policies: PathRelations, table: string, scope: PathScope): ResolvedTable | undefined {
   const snapshot = policies.snapshot;
   const hasPolicies = (relation: CatalogRelation): boolean => policies.hasColumnPolicies(relation);
-  const choice = chooseRelation(candidatesOnPath(table, scope, snapshot), hasPolicies);
+  const candidates = candidatesOnPath(table, scope, snapshot);
+  const choice = chooseRelation(candidates, hasPolicies);
   if (choice.kind === 'none') return undefined;
   if (choice.kind === 'ambiguous') {
     const names = choice.relations.map((relation) => `${relation.schema}.${relation.table}`).join(', ');
@@ -34,7 +35,10 @@ export function resolveOnPath(policies: PathRelations, table: string, scope: Pat
       refusal: `pgveil refused the statement: "${table}" denotes ${choice.relation.schema}.${choice.relation.table} on this session's search_path, but also names ${names}, which have column policies and which the server would take if that relation went away while the statement waits; qualify the name with its schema`,
     };
   }
-  const resolved = policies.describeRelation(relation);
+  const described = policies.describeRelation(relation);
+  // The server may look the name up as another relation: its columns are not this relation's data.
+  const standIn = relation !== choice.relation || candidates.possible.some((other) => other !== relation);
+  const resolved: ResolvedTable = standIn ? { ...described, standIn } : described;
   // Another search_path could make the name denote a different relation with policies.
   const pathDependent = (snapshot.byBareName.get(table) ?? []).some((other) => other !== relation && hasPolicies(other));
   return pathDependent ? { ...resolved, pathDependent } : resolved;
