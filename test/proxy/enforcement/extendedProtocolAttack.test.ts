@@ -13,13 +13,13 @@
  */
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { openRawSession, type BackendMessage, type RawSession } from '../support/rawProtocol.js';
+import type { RawSession } from '../support/rawProtocol.js';
 import { ANALYST, SUPPORT, useDirectHarness, type TestAccount } from './support/policyHarness.js';
+import { ATTACK_PHONE, ATTACK_SSN, attempt as attemptAs, messageTexts, simple } from './support/rawAttempts.js';
 
-const SSN = '123-45-6789';
-const PHONE = '+1 555 010 4477';
-
-const texts = (messages: BackendMessage[]): string => messages.map((m) => `${m.type} ${m.body.toString('latin1')}\n`).join('');
+const SSN = ATTACK_SSN;
+const PHONE = ATTACK_PHONE;
+const texts = messageTexts;
 /** The ErrorResponse pgveil sends for a refusal: its SQLSTATE, then its message. */
 const refusedWith = (sqlState: string, words: RegExp): RegExp => new RegExp(`^E SERROR\0VERROR\0C${sqlState}\0Mpgveil refused the [^\0]*${words.source}`, 'm');
 
@@ -30,30 +30,7 @@ beforeEach(async () => {
   await h.direct.query('INSERT INTO customers (phone, note) VALUES ($1, $2)', [PHONE, 'stored plaintext (passthrough)']);
 });
 
-async function storedPlaintext(): Promise<number> {
-  const stored = await h.direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1 OR full_name = $1 OR email = $1', [SSN]);
-  return stored.rows[0]?.n ?? 0;
-}
-
-/** Runs `attempt` as `account`; whatever it read must hold no plaintext phone, and no plaintext SSN may be stored. */
-async function attempt(account: TestAccount, run: (session: RawSession) => Promise<string>): Promise<string> {
-  const session = await openRawSession(h.harness.via(account));
-  let seen = '';
-  try {
-    seen = await run(session);
-  } finally {
-    session.close();
-  }
-  if (process.env.ATK_DEBUG) console.log(seen.replace(/[^\x20-\x7e\n]/g, "."));
-  expect.soft(seen).not.toContain(PHONE);
-  expect.soft(await storedPlaintext()).toBe(0);
-  return seen;
-}
-
-async function simple(session: RawSession, sql: string): Promise<string> {
-  session.send(serialize.query(sql));
-  return texts(await session.readUntilReady());
-}
+const attempt = (account: TestAccount, run: (session: RawSession) => Promise<string>): Promise<string> => attemptAs(h, account, run);
 
 describe('a statement described before its names meant something else', () => {
   it('a temp table shadowing customers, described, then dropped: the re-planned statement reads public.customers', async () => {

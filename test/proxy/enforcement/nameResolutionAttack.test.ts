@@ -5,65 +5,31 @@
  * name denotes between Parse, Bind and Execute. Each must be refused or harmless: no plaintext
  * stored in a protected column, no plaintext of a protected or masked column sent back.
  */
-import pg from 'pg';
 import { serialize } from 'pg-protocol';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openRawSession, type BackendMessage, type RawSession } from '../support/rawProtocol.js';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RawSession } from '../support/rawProtocol.js';
 import { writeFile } from 'node:fs/promises';
-import { ANALYST, POLICIES_YAML, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from './support/policyHarness.js';
+import { ANALYST, POLICIES_YAML, SUPPORT, useDirectHarness, type TestAccount } from './support/policyHarness.js';
+import { ATTACK_PHONE, ATTACK_SSN, attempt as attemptAs, messageTexts, simple } from './support/rawAttempts.js';
 
-const SSN = '123-45-6789';
-const PHONE = '+1 555 010 4477';
+const SSN = ATTACK_SSN;
+const PHONE = ATTACK_PHONE;
+const texts = messageTexts;
 
-const texts = (messages: BackendMessage[]): string => messages.map((m) => `${m.type} ${m.body.toString('latin1')}\n`).join('');
-
-let harness: PolicyHarness;
-let direct: pg.Client;
-
-beforeAll(async () => {
-  harness = await startPolicyHarness();
-  direct = await harness.direct();
-});
-
-afterAll(async () => {
-  await direct?.end().catch(() => undefined);
-  await harness?.stop();
-});
+const h = useDirectHarness();
 
 beforeEach(async () => {
-  await direct.query('DELETE FROM customers');
+  await h.direct.query('DELETE FROM customers');
   for (let i = 0; i < 3; i++) {
-    await direct.query('INSERT INTO customers (id, phone, note) VALUES ($1, $2, $3)', [100 + i, PHONE, `row ${i}`]);
+    await h.direct.query('INSERT INTO customers (id, phone, note) VALUES ($1, $2, $3)', [100 + i, PHONE, `row ${i}`]);
   }
 });
 
-async function storedPlaintext(): Promise<number> {
-  const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE ssn = $1 OR full_name = $1 OR email = $1', [SSN]);
-  return stored.rows[0]?.n ?? 0;
-}
-
-/** Runs `attempt` as `account`; whatever it read must hold no plaintext phone, and no plaintext SSN may be stored. */
-async function attempt(account: TestAccount, run: (session: RawSession) => Promise<string>): Promise<string> {
-  const session = await openRawSession(harness.via(account));
-  let seen = '';
-  try {
-    seen = await run(session);
-  } finally {
-    session.close();
-  }
-  expect.soft(seen).not.toContain(PHONE);
-  expect.soft(await storedPlaintext()).toBe(0);
-  return seen;
-}
-
-async function simple(session: RawSession, sql: string): Promise<string> {
-  session.send(serialize.query(sql));
-  return texts(await session.readUntilReady());
-}
+const attempt = (account: TestAccount, run: (session: RawSession) => Promise<string>): Promise<string> => attemptAs(h, account, run);
 
 describe('a protected table put under a parent without policies', () => {
   afterAll(async () => {
-    await direct.query('DROP TABLE IF EXISTS atk_parent, atk_parts CASCADE');
+    await h.direct.query('DROP TABLE IF EXISTS atk_parent, atk_parts CASCADE');
   });
 
   it('ALTER TABLE customers INHERIT a parent of the attacker: rows read and updated through the parent', async () => {
@@ -110,10 +76,10 @@ describe('the planner statistics of a masked column', () => {
 
 describe('a statement prepared with Parse, run by SQL EXECUTE after its name moved', () => {
   beforeEach(async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk3 CASCADE');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk3 CASCADE');
   });
   afterAll(async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk3 CASCADE');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk3 CASCADE');
   });
 
   it.each([
@@ -163,7 +129,7 @@ describe('a statement prepared with Parse, run by SQL EXECUTE after its name mov
       expect(seen).toMatch(/^E SERROR\0VERROR\0C42501\0Mpgveil refused the statement: column public.customers.phone is masked/m);
       seen += await simple(session, `INSERT INTO customers (ssn, note) VALUES ('${SSN}', 'shadow')`);
       // Tokens in the shadowing table (the protected side), plaintext nowhere.
-      const shadow = await direct.query<{ ssn: string }>("SELECT ssn FROM atk3.customers WHERE note = 'shadow'");
+      const shadow = await h.direct.query<{ ssn: string }>("SELECT ssn FROM atk3.customers WHERE note = 'shadow'");
       expect(shadow.rows).toHaveLength(1);
       expect(shadow.rows[0]?.ssn).not.toBe(SSN);
       seen += await simple(session, 'DROP TABLE atk3.customers');
@@ -175,17 +141,17 @@ describe('a statement prepared with Parse, run by SQL EXECUTE after its name mov
 
 describe('another session of the attacker moves the name while the statement waits', () => {
   beforeEach(async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk4 CASCADE');
-    const setup = await harness.connect(ANALYST);
+    await h.direct.query('DROP SCHEMA IF EXISTS atk4 CASCADE');
+    const setup = await h.harness.connect(ANALYST);
     await setup.query('CREATE SCHEMA atk4; CREATE TABLE atk4.customers (ssn text, phone text, note text)');
     await setup.end();
   });
   afterAll(async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk4 CASCADE');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk4 CASCADE');
   });
 
   it('an INSERT waits for the lock of an uncommitted DROP of the shadowing table; the server looks the name up again', async () => {
-    const other = await harness.connect(ANALYST);
+    const other = await h.harness.connect(ANALYST);
     try {
       await attempt(ANALYST, async (session) => {
         let seen = await simple(session, 'SET search_path = atk4, public');
@@ -204,7 +170,7 @@ describe('another session of the attacker moves the name while the statement wai
   });
 
   it('a SELECT of an expression over phone, pipelined behind pg_sleep while the other session drops the shadow', async () => {
-    const other = await harness.connect(ANALYST);
+    const other = await h.harness.connect(ANALYST);
     try {
       await attempt(SUPPORT, async (session) => {
         let seen = await simple(session, 'SET search_path = atk4, public');
@@ -229,12 +195,12 @@ describe('a statement prepared before a policy reload, run after it', () => {
   const NOTE_PROTECTED = `${POLICIES_YAML}  public.customers.note: { kind: ssn, method: fpe, scope: customers, reveal: { app: plaintext, support: mask } }\n`;
 
   afterAll(async () => {
-    await writeFile(harness.policyFile, POLICIES_YAML);
-    await harness.store.reload();
+    await writeFile(h.harness.policyFile, POLICIES_YAML);
+    await h.harness.store.reload();
   });
 
   async function noteStoredPlaintext(): Promise<number> {
-    const stored = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE note = $1', [SSN]);
+    const stored = await h.direct.query<{ n: number }>('SELECT count(*)::int AS n FROM customers WHERE note = $1', [SSN]);
     return stored.rows[0]?.n ?? 0;
   }
 
@@ -242,8 +208,8 @@ describe('a statement prepared before a policy reload, run after it', () => {
     ['Parse, then SQL EXECUTE', 'parse', `EXECUTE w('${SSN}')`],
     ['SQL PREPARE, then SQL EXECUTE', 'prepare', `EXECUTE w('${SSN}')`],
   ])('%s: the column becomes protected in between', async (_, how, run) => {
-    await writeFile(harness.policyFile, POLICIES_YAML);
-    await harness.store.reload();
+    await writeFile(h.harness.policyFile, POLICIES_YAML);
+    await h.harness.store.reload();
     await attempt(ANALYST, async (session) => {
       let seen = '';
       if (how === 'parse') {
@@ -253,8 +219,8 @@ describe('a statement prepared before a policy reload, run after it', () => {
         seen += await simple(session, 'PREPARE w AS INSERT INTO customers (note) VALUES ($1)');
       }
       expect(seen).not.toMatch(/^E /m);
-      await writeFile(harness.policyFile, NOTE_PROTECTED);
-      await harness.store.reload();
+      await writeFile(h.harness.policyFile, NOTE_PROTECTED);
+      await h.harness.store.reload();
       seen += await simple(session, run);
       return seen;
     });
@@ -264,7 +230,7 @@ describe('a statement prepared before a policy reload, run after it', () => {
 
 describe('plans fixed before DDL: portals, cursors, temporary tables', () => {
   afterAll(async () => {
-    await direct.query('DROP SCHEMA IF EXISTS atk5 CASCADE');
+    await h.direct.query('DROP SCHEMA IF EXISTS atk5 CASCADE');
   });
 
   it('a named portal bound on search_path atk5, the shadowing table dropped in the block, then executed', async () => {
