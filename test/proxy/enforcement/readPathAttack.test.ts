@@ -5,34 +5,23 @@
  * stored in a protected column.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ANALYST, startPolicyHarness, SUPPORT, type PolicyHarness, type TestAccount } from './support/policyHarness.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ANALYST, SUPPORT, useDirectHarness, type TestAccount } from './support/policyHarness.js';
 
 const SSN = '123-45-6789';
 const PHONE = '+1 555 010 4477';
 const EMAIL = 'victim@example.com';
 
-let harness: PolicyHarness;
-let direct: pg.Client;
-
-beforeAll(async () => {
-  harness = await startPolicyHarness();
-  direct = await harness.direct();
-});
-
-afterAll(async () => {
-  await direct?.end().catch(() => undefined);
-  await harness?.stop();
-});
+const h = useDirectHarness();
 
 beforeEach(async () => {
-  await direct.query('DROP SCHEMA IF EXISTS atk CASCADE');
-  await direct.query('DELETE FROM customers');
-  await direct.query('INSERT INTO customers (id, phone, note) VALUES (1, $1, $2)', [PHONE, 'victim']);
+  await h.direct.query('DROP SCHEMA IF EXISTS atk CASCADE');
+  await h.direct.query('DELETE FROM customers');
+  await h.direct.query('INSERT INTO customers (id, phone, note) VALUES (1, $1, $2)', [PHONE, 'victim']);
 });
 
 async function storedPlaintext(): Promise<number> {
-  const stored = await direct.query<{ n: number }>(
+  const stored = await h.direct.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM customers WHERE ssn = $1 OR full_name = $1 OR email = $1 OR note = $2 OR full_name = $2',
     [SSN, `${SSN} in note`],
   );
@@ -41,7 +30,7 @@ async function storedPlaintext(): Promise<number> {
 
 /** Runs each statement as `account` (errors recorded as text); returns everything the client saw. */
 async function run(account: TestAccount, statements: readonly string[]): Promise<string> {
-  const client = new pg.Client(harness.via(account));
+  const client = new pg.Client(h.harness.via(account));
   client.on('error', () => undefined);
   await client.connect();
   let seen = '';
@@ -82,7 +71,7 @@ describe('a name shadowing customers', () => {
   });
 
   it('SUPPORT copies phone from a view over customers into a shadowing table', async () => {
-    await direct.query('CREATE OR REPLACE VIEW phone_view AS SELECT id, phone FROM public.customers');
+    await h.direct.query('CREATE OR REPLACE VIEW phone_view AS SELECT id, phone FROM public.customers');
     await attempt(SUPPORT, [
       'CREATE SCHEMA atk', 'CREATE TABLE atk.customers (id int, phone text)', 'SET search_path = atk, public',
       'INSERT INTO customers (id, phone) SELECT id, phone FROM public.phone_view',
