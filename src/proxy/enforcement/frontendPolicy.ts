@@ -12,7 +12,7 @@ import { ConfirmedNames, type PendingChange } from './writePath/confirmedNames.j
 import { preparedNameChanges, statementForBind } from './writePath/preparedStatements.js';
 import { splitParamTypes } from './writePath/parameterSplit.js';
 import { rewriteBind, rewriteBindNow } from './writePath/bindRewriter.js';
-import { PolicyRefusal, syncDuringCopyIn, unsupportedRefusal } from './policyRefusal.js';
+import { PolicyRefusal, unsupportedRefusal } from './policyRefusal.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { type PortalInfo, type SettleChanges, type StatementInfo } from './expectedReplies.js';
 import { preparedCopyRefusal, preparedPathRefusal } from './writePath/preparedStatementPath.js';
@@ -130,10 +130,12 @@ export class FrontendPolicy {
     }
   }
 
-  /** A Sync ends the batch (and pgveil's discarding after a refusal); its ReadyForQuery answers it. */
+  /**
+   * A Sync ends the batch (and pgveil's discarding after a refusal); its ReadyForQuery answers it.
+   * Both callers have found that no COPY IN runs or may open (CopyInMessages.syncWaits / sync).
+   */
   private sync(): void {
     const state = this.state;
-    if (this.copyIn.syncWaits()) throw syncDuringCopyIn();
     this.boundPortal = undefined;
     state.discarding = false;
     state.expectReply({ kind: 'sync', domain: state.searchPath.syncDomain() });
