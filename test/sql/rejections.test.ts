@@ -20,6 +20,11 @@ const cases: readonly Case[] = [
   // INSERT … SELECT feeding a protected column
   { sql: 'INSERT INTO customers (ssn) SELECT ssn FROM plain', names: SSN, reason: 'INSERT … SELECT' },
   { sql: 'INSERT INTO customers (email) SELECT ssn FROM customers', names: EMAIL, reason: 'INSERT … SELECT' },
+  // one table spelled two ways: another session may create a `customers` earlier on the path
+  { sql: 'INSERT INTO customers (ssn) SELECT ssn FROM public.customers', names: SSN, reason: 'INSERT … SELECT' },
+  { sql: 'INSERT INTO public.customers (ssn) SELECT ssn FROM customers', names: SSN, reason: 'INSERT … SELECT' },
+  { sql: 'UPDATE customers SET ssn = p.ssn FROM public.customers p WHERE p.id = customers.id', names: SSN, reason: 'spell the name alike on both sides' },
+  { sql: 'UPDATE customers SET ssn = (SELECT p.ssn FROM public.customers p LIMIT 1)', names: SSN, reason: 'spell the name alike on both sides' },
   { sql: 'INSERT INTO customers SELECT * FROM plain', names: SSN, reason: 'INSERT … SELECT' },
   { sql: "INSERT INTO customers (ssn) VALUES ('a') UNION VALUES ('b')", names: SSN, reason: 'INSERT … SELECT' },
   // functions, operators and casts around a value

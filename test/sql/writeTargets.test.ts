@@ -19,6 +19,10 @@ const MIXED_SECRET = column('Mixed', 'Secret');
 const cases: readonly Case[] = [
   // INSERT … VALUES with a column list
   { sql: 'INSERT INTO customers (name, ssn) VALUES ($1, $2)', params: [[2, SSN]] },
+  // the column's own values, through one spelling of its table's name, carry nothing new
+  { sql: 'INSERT INTO public.customers (ssn) SELECT ssn FROM public.customers' },
+  { sql: 'INSERT INTO customers (ssn) SELECT c.ssn FROM customers c' },
+  { sql: 'UPDATE public.customers c SET ssn = c.ssn' },
   { sql: 'INSERT INTO customers (ssn, email) VALUES ($1, $2)', params: [[1, SSN], [2, EMAIL]] },
   { sql: "INSERT INTO customers (note, ssn) VALUES ('Zürich 東京', '123-45-6789')", literals: [["'123-45-6789'", '123-45-6789', SSN]] },
   { sql: "INSERT INTO customers (ssn) VALUES ('a'), ('b'), ($1)", params: [[1, SSN]], literals: [["'a'", 'a', SSN], ["'b'", 'b', SSN]] },

@@ -9,7 +9,7 @@ import type { Node } from 'libpg-query';
 import type { AnalysisContext } from './analysisContext.js';
 import type { Scope } from './nameScope.js';
 import { operandOf, operandPosition, recordLiteral, unprotectableReason } from './operands.js';
-import { columnName, sameStoredColumn } from './relationLookup.js';
+import { columnName, sameColumn, sameStoredColumn } from './relationLookup.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
 import { feedSupplied } from './suppliedValues.js';
@@ -25,6 +25,9 @@ export function assignValue(column: ColumnRef, node: Node, scope: Scope, context
     case 'default': return;
     case 'protected':
       if (sameStoredColumn(value.column, column)) return;
+      if (sameColumn(value.column, column)) {
+        return rejectColumn(column, `the value assigned to it is read through another spelling of its table's name, or one another relation may take, so the server may read another table's column; spell the name alike on both sides`, operandPosition(value));
+      }
       return rejectColumn(column, `the value assigned to it comes from protected column ${columnName(value.column)}, whose policy may differ`, operandPosition(value));
     default:
       return rejectColumn(column, `the value assigned to it is ${unprotectableReason(value)}`, operandPosition(value));

@@ -57,9 +57,7 @@ export class RelationLookup {
       const ref: ColumnRef = resolved.standIn === true
         ? { schema: resolved.schema, table: resolved.table, column, standIn: true }
         : { schema: resolved.schema, table: resolved.table, column };
-      const source = this.schema.plaintextSource?.(ref);
-      // Read through a stand-in name, the plaintext shown is not the source column's either.
-      const plaintext = source === undefined || resolved.standIn !== true ? source : { ...source, column: { ...source.column, standIn: true as const } };
+      const plaintext = spelledSource(this.schema.plaintextSource?.(ref), ref);
       return plaintext === undefined ? { ref, protected: this.schema.isProtected(ref) } : { ref, protected: this.schema.isProtected(ref), plaintext };
     });
     return {
@@ -72,6 +70,17 @@ export class RelationLookup {
   }
 }
 
+/**
+ * A plaintext source as reached through this spelling of the name: the column itself is its own
+ * ref (sameStoredColumn compares refs by identity); read through a stand-in name, a view's base
+ * column is not that column's plaintext either.
+ */
+function spelledSource(source: PlaintextSource | undefined, ref: ColumnRef): PlaintextSource | undefined {
+  if (source === undefined) return undefined;
+  if (sameColumn(source.column, ref)) return { ...source, column: ref };
+  return ref.standIn === true ? { ...source, column: { ...source.column, standIn: true } } : source;
+}
+
 export function sameColumn(a: ColumnRef, b: ColumnRef): boolean {
   return a.schema === b.schema && a.table === b.table && a.column === b.column;
 }
@@ -80,10 +89,14 @@ export function sameColumn(a: ColumnRef, b: ColumnRef): boolean {
  * Whether a value read from `a` and written into `b` (or the reverse) certainly stays in the same
  * stored column, so it carries nothing new: not when either was reached through a name the server
  * may look up as another relation (a shadowing table, a temporary table), whose values are not
- * that column's (tokens of it, plaintext of a masked column, the attacker's plaintext).
+ * that column's (tokens of it, plaintext of a masked column, the attacker's plaintext); and only
+ * when both were reached through the same spelling of the name, which the server looks up once
+ * (RelationLookup hands out one ColumnRef per spelling). `customers` and `public.customers` may
+ * part if another session creates a `customers` earlier on the path before the server parses the
+ * statement, out of pgveil's sight.
  */
 export function sameStoredColumn(a: ColumnRef, b: ColumnRef): boolean {
-  return a.standIn !== true && b.standIn !== true && sameColumn(a, b);
+  return a === b && a.standIn !== true;
 }
 
 /** `schema.table.column` with identifiers quoted where PostgreSQL would need it. */

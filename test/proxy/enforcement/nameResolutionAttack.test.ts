@@ -191,6 +191,49 @@ describe('another session of the attacker moves the name while the statement wai
   });
 });
 
+describe('another session of the attacker creates a shadow while the statement waits', () => {
+  beforeEach(async () => {
+    await h.direct.query('DROP SCHEMA IF EXISTS atk5 CASCADE');
+    await h.direct.query('CREATE SCHEMA atk5');
+  });
+  afterAll(async () => {
+    await h.direct.query('DROP SCHEMA IF EXISTS atk5 CASCADE');
+  });
+
+  async function shadowPhones(): Promise<string[]> {
+    const shadow = await h.direct.query<{ phone: string }>("SELECT phone FROM atk5.customers");
+    return shadow.rows.map((row) => row.phone);
+  }
+
+  it.each([
+    ['INSERT … SELECT', 'INSERT INTO customers (id, phone) SELECT id, phone FROM public.customers'],
+    ['UPDATE … FROM', 'UPDATE customers SET phone = p.phone FROM public.customers p WHERE p.id = customers.id'],
+  ])('%s of phone from public.customers into an unqualified customers, pipelined behind pg_sleep', async (_, copy) => {
+    const other = await h.harness.connect(ANALYST);
+    try {
+      await attempt(SUPPORT, async (session) => {
+        let seen = await simple(session, 'SET search_path = atk5, public');
+        session.send([
+          serialize.parse({ name: '', text: 'SELECT pg_sleep(1)' }), serialize.bind({}), serialize.execute({}),
+          serialize.parse({ name: '', text: copy }), serialize.bind({}), serialize.execute({}),
+          serialize.sync(),
+        ]);
+        const replies = session.readUntilReady(1, 10_000);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await other.query('CREATE TABLE atk5.customers (id int, ssn text, phone text, note text)');
+        await other.query('INSERT INTO atk5.customers (id) SELECT g FROM generate_series(100, 102) g');
+        seen += texts(await replies);
+        expect(seen).toMatch(/^E SERROR\0VERROR\0C42501\0Mpgveil refused the statement: column public.customers.phone is masked/m);
+        seen += await simple(session, 'SELECT phone FROM atk5.customers');
+        return seen;
+      });
+      expect(await shadowPhones()).not.toContain(PHONE);
+    } finally {
+      await other.end().catch(() => undefined);
+    }
+  });
+});
+
 describe('a statement prepared before a policy reload, run after it', () => {
   const NOTE_PROTECTED = `${POLICIES_YAML}  public.customers.note: { kind: ssn, method: fpe, scope: customers, reveal: { app: plaintext, support: mask } }\n`;
 
