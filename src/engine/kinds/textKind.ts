@@ -11,7 +11,7 @@
  */
 import { MIN_DOMAIN, type FpeCipher, type Tweak } from '../crypto/fpeCipher.js';
 import { DOMAIN_TOO_SMALL, INVALID_VALUE, type ElementFailure } from '../errors.js';
-import { MASK_CHAR, redactLayout } from '../methods/redact.js';
+import { MASK_CHAR, isAscii, redactLayout } from '../methods/redact.js';
 import { analyseLetters, renderLetters, type LetterPattern } from '../scripts/letterPattern.js';
 import { fromMixedRadix, mixedRadixDomain, toMixedRadix } from '../scripts/mixedRadix.js';
 import type { Kind } from '../types.js';
@@ -91,6 +91,7 @@ function fpeTexts(
  * marks and joiners; a word that starts with a digit shows nothing.
  */
 export function maskText(value: string): string {
+  if (isAscii(value)) return maskAscii(value);
   // Pieces joined once: `+=` per character leaves a chain of thousands of string pieces per value,
   // which a batch of long values keeps alive (hundreds of MB for the collector) until it is written.
   const out: string[] = [];
@@ -119,6 +120,27 @@ export function maskText(value: string): string {
   }
   out.push(joiners);
   return out.join('');
+}
+
+const MASK_BYTE = MASK_CHAR.charCodeAt(0);
+
+/** maskText of 7-bit text, byte by byte: its words are runs of letters and digits. */
+function maskAscii(value: string): string {
+  const bytes = Buffer.from(value, 'latin1');
+  let inWord = false;
+  for (let at = 0; at < bytes.length; at++) {
+    const code = bytes[at] as number;
+    const lower = code | 0x20;
+    const letter = lower >= 0x61 && lower <= 0x7a;
+    if (letter || (code >= 0x30 && code <= 0x39)) {
+      // The first character of a word stays if it is a letter; every other one is hidden.
+      if (inWord || !letter) bytes[at] = MASK_BYTE;
+      inWord = true;
+    } else {
+      inWord = false;
+    }
+  }
+  return bytes.toString('latin1');
 }
 
 export function createTextKind(kind: TextKindName, options: TextKindOptions): KindHandler {

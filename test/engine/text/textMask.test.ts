@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addressKind } from '../../../src/engine/kinds/address.js';
 import { cityKind } from '../../../src/engine/kinds/city.js';
@@ -33,6 +34,21 @@ describe('text mask', () => {
   it('hides every digit and shows nothing of a word that starts with one', () => {
     expect(addressKind.mask('12b Main St', 'en')).toBe('*** M*** S*');
     expect(addressKind.mask('৬ দ্বারকানাথ', 'bn')).toBe('* দ্*****');
+  });
+
+  it('masks 7-bit text (its own fast path) as the Unicode path does', () => {
+    // A trailing no-break space is neither letter, mark nor joiner: it ends the word and stays, and
+    // it sends the value down the Unicode path.
+    const ascii = fc.string({ unit: fc.constantFrom(...'aZq09 -.,\'/\t\n!*_@#'), maxLength: 64 });
+    fc.assert(fc.property(fc.oneof(ascii, fc.string({ unit: 'binary-ascii', maxLength: 64 })), (value) => {
+      expect(`${nameKind.mask(value, 'en')}\u00a0`).toBe(nameKind.mask(`${value}\u00a0`, 'en'));
+    }), { numRuns: 500 });
+  });
+
+  it('redacts 7-bit text (its own fast path) as the Unicode path does', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary-ascii', maxLength: 64 }), (value) => {
+      expect(`${textKind.redact(value, 'en')}\u00a0`).toBe(textKind.redact(`${value}\u00a0`, 'en'));
+    }), { numRuns: 300 });
   });
 
   it('normalises to NFC first', () => {
