@@ -59,15 +59,25 @@ function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): 
   void reply.code(status).headers(headers).type('application/json; charset=utf-8').send(body);
 }
 
+/** How often Node looks for requests past the timeout: a quarter of it (Node's default is 30 s whatever the timeout). */
+function connectionsCheckingInterval(requestTimeoutMs: number): number {
+  return Math.max(250, Math.min(30_000, Math.floor(requestTimeoutMs / 4)));
+}
+
 /** Builds the protection API (not listening). Tests use it with inject() or startApiServer(). */
 export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyInstance> {
   const metrics = opts.metrics ?? new ApiMetrics();
+  const requestTimeoutMs = opts.config.limits.requestTimeoutSeconds * 1000;
   const app = fastify({
     loggerInstance: opts.logger as FastifyBaseLogger | undefined,
     bodyLimit: opts.config.limits.maxBodyBytes,
     // Request lines are written by the onResponse hook below, with the route and no URL query.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // A request (headers and body) must arrive within the limit: without one, a client trickling
+    // a body a byte at a time holds its connection for ever, and enough of them hold every socket.
+    requestTimeout: requestTimeoutMs,
+    http: { headersTimeout: Math.min(60_000, requestTimeoutMs), connectionsCheckingInterval: connectionsCheckingInterval(requestTimeoutMs) },
     routerOptions: { ignoreTrailingSlash: true },
     // Types are checked, never coerced ("5" is not an id) and nothing is silently dropped.
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },

@@ -16,6 +16,8 @@ export interface ApiLimits {
   maxElementBytes: number;
   /** Most bytes in one request body (413 above). */
   maxBodyBytes: number;
+  /** Most seconds to receive a whole request, headers and body (408 after). */
+  requestTimeoutSeconds: number;
 }
 
 export interface LoginRateLimit {
@@ -178,6 +180,7 @@ export const DEFAULTS = {
   maxElementBytes: 4096,
   maxProtectedValueBytes: 4096,
   maxBodyBytes: 10 * 1024 * 1024,
+  requestTimeoutSeconds: 60,
   maxFailuresPerAccount: 5,
   maxFailuresPerClient: 20,
   loginWindowSeconds: 900,

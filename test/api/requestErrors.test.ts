@@ -155,8 +155,8 @@ describe('404 and the default limits', () => {
     expectErrorBody((await res.json()) as Record<string, unknown>, 400, 'Bad Request');
   });
 
-  it('the defaults are 10 000 elements, 4 KiB per element and 10 MiB per body', () => {
-    expect(apiConfig().limits).toEqual({ maxElements: 10_000, maxElementBytes: 4096, maxBodyBytes: 10 * 1024 * 1024 });
+  it('the defaults are 10 000 elements, 4 KiB per element, 10 MiB per body and 60 s per request', () => {
+    expect(apiConfig().limits).toEqual({ maxElements: 10_000, maxElementBytes: 4096, maxBodyBytes: 10 * 1024 * 1024, requestTimeoutSeconds: 60 });
   });
 });
 
