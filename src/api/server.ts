@@ -7,6 +7,7 @@ import type { Engine } from '../engine/index.js';
 import { NO_AUDIT, type AuditLog } from '../audit/index.js';
 import { ApiError } from './apiError.js';
 import { createApiAuthoriser, type ApiAuthoriser } from './authorisation.js';
+import { clientErrorHandler } from './clientErrors.js';
 import { toHttpError } from './httpErrors.js';
 import { boundedJsonParser } from './jsonBody.js';
 import { loginRoute } from './loginRoute.js';
@@ -78,6 +79,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     // a body a byte at a time holds its connection for ever, and enough of them hold every socket.
     requestTimeout: requestTimeoutMs,
     http: { headersTimeout: Math.min(60_000, requestTimeoutMs), connectionsCheckingInterval: connectionsCheckingInterval(requestTimeoutMs) },
+    clientErrorHandler: clientErrorHandler(opts.config.limits.requestTimeoutSeconds),
     routerOptions: { ignoreTrailingSlash: true },
     // Types are checked, never coerced ("5" is not an id) and nothing is silently dropped.
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
