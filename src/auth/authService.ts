@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock.js';
 import { LoginRateLimiter, type CountedLogin } from './loginRateLimiter.js';
 import { DEFAULT_SCRYPT_LOG_N, hashPassword, verifyPassword } from './passwordHash.js';
 import { SessionTokens } from './sessionTokens.js';
+import { throttledClient } from './throttledClient.js';
 import { VerifiedPasswords, type PasswordVerifier } from './verifiedPasswords.js';
 
 export interface AuthServiceOptions {
@@ -78,10 +79,12 @@ export class AuthService implements AccountAuthenticator {
    * Checks a password under the rate limit; the account when right and enabled. Throws AuthError.
    * One check at a time per account and client address: a burst of guesses sent at once would
    * otherwise all pass the limit before the first failure is counted. A pool opening with the
-   * right password waits for the first check and then finds it in VerifiedPasswords.
+   * right password waits for the first check and then finds it in VerifiedPasswords. Clients are
+   * counted by throttledClient (an IPv6 address by its /64), not by the exact address.
    */
-  private async checkPassword(email: string, password: string, client: string | undefined): Promise<AccountConfig> {
+  private async checkPassword(email: string, password: string, address: string | undefined): Promise<AccountConfig> {
     const key = normaliseEmail(email);
+    const client = throttledClient(address);
     const slot = `${key}\u0000${client ?? ''}`;
     for (let turn = this.checking.get(slot); turn !== undefined; turn = this.checking.get(slot)) await turn;
     let done = (): void => undefined;
