@@ -18,6 +18,16 @@ describe('findListedTableMention', () => {
     ["SELECT 'customers'", 'customers'],
     ['SELECT 1 /* orders */', 'Orders'],
     ['SELECT plain FROM accounts WHERE aid = 5', undefined],
+    // Escapes PostgreSQL decodes spell a name the text does not hold as written.
+    ['DO $$ BEGIN INSERT INTO U&"\\0063ustomers" VALUES (1); END $$', 'customers'],
+    ['DO $$ BEGIN INSERT INTO u&"!0063ustomers" UESCAPE \'!\' VALUES (1); END $$', 'customers'],
+    ['DO $$ BEGIN INSERT INTO U&"\\+000063ustomers" VALUES (1); END $$', 'customers'],
+    ["DO E'BEGIN INSERT INTO cust\\x6fmers VALUES (1); END'", 'customers'],
+    ["DO E'BEGIN INSERT INTO cust\\157mers VALUES (1); END'", 'customers'],
+    ["DO E'BEGIN INSERT INTO cust\\u006fmers VALUES (1); END'", 'customers'],
+    ["CREATE FUNCTION f() RETURNS void LANGUAGE sql AS U&'INSERT INTO cust\\006Fmers VALUES (1)'", 'customers'],
+    ["DO $$ BEGIN CREATE FUNCTION f() RETURNS void LANGUAGE sql AS E'INSERT INTO U&\"\\\\0063ustomers\" VALUES (1)'; END $$", 'customers'],
+    ["SELECT E'\\x41\\n', U&'\\0041'", undefined],
   ])('finds in %s what the scan finds (%s)', (text, expected) => {
     expect(findListedTableMention(text, NAMES)).toBe(expected);
     expect(findListedTableMention(text, [...NAMES])).toBe(expected);

@@ -6,6 +6,7 @@
  * text inside a quoted name or a comment is scanned again as code (a `'"'` literal must not hide
  * the name after it), and every bare word of the text counts as well.
  */
+import { escapedSpellings, mayHoldEscapes } from './escapedSpellings.js';
 import type { RelationLookup, TableInfo } from './relationLookup.js';
 import type { ProtectedSchema } from './sqlAnalysisTypes.js';
 
@@ -72,13 +73,18 @@ function scan(text: string, depth: number, into: Word[]): void {
   if (depth < MAX_DEPTH) for (const part of inner) scan(part, depth + 1, into);
 }
 
-/** The words of `text` that could name a table, each with the word it qualifies, if any. */
+/**
+ * The words of `text` that could name a table, each with the word it qualifies, if any — in the
+ * text as written and in each reading its escapes may give (`E'…'`, `U&"…"`: escapedSpellings.ts).
+ */
 function wordsOf(text: string): Word[] {
   const words: Word[] = [];
-  scan(text, 0, words);
-  const bare: Token[] = [];
-  for (const match of text.matchAll(BARE)) bare.push({ name: match[0], quoted: false, start: match.index, end: match.index + match[0].length });
-  linked(text, bare, BARE_GAP, words);
+  for (const reading of [text, ...escapedSpellings(text)]) {
+    scan(reading, 0, words);
+    const bare: Token[] = [];
+    for (const match of reading.matchAll(BARE)) bare.push({ name: match[0], quoted: false, start: match.index, end: match.index + match[0].length });
+    linked(reading, bare, BARE_GAP, words);
+  }
   return words;
 }
 
@@ -118,11 +124,11 @@ const NON_ASCII = /[^\x00-\x7f]/;
  * False when no word of `text` can be one of the names. Every word the scan reports is a piece of
  * the text, except that a "quoted" name turns `""` into `"`; in ASCII text lower case is per
  * character, so a word whose lower case is a key (one without `"`) leaves that key in the text's
- * lower case. Other texts, and long lists, are left to the scan.
+ * lower case. Other texts (escapes included: `\x63`, `U&"\0063…"`), and long lists, are left to the scan.
  */
 function mayAppearIn(text: string, listed: ListedNames): boolean {
   const keys = listed.plainKeys;
-  if (keys === undefined || keys.length > MAX_SEARCHED_KEYS || NON_ASCII.test(text)) return true;
+  if (keys === undefined || keys.length > MAX_SEARCHED_KEYS || NON_ASCII.test(text) || mayHoldEscapes(text)) return true;
   const lower = text.toLowerCase();
   return keys.some((key) => lower.includes(key));
 }
