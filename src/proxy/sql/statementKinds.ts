@@ -5,13 +5,13 @@
  * understand (DO, CALL, CREATE FUNCTION, CREATE RULE…) is refused when its text names a table
  * with protected columns — fail closed, but without blocking unrelated DDL.
  */
-import type { AlterTableStmt, IndexStmt, Node } from 'libpg-query';
+import type { AlterTableCmd, AlterTableStmt, IndexStmt, Node, RangeVar } from 'libpg-query';
 import type { AnalysisContext } from './analysisContext.js';
 import { analyseCopy } from './copyStatement.js';
 import { analyseExpression } from './expressionAnalyser.js';
 import { Scope } from './nameScope.js';
-import { nodeType } from './parseTree.js';
-import { exposeResultColumns } from './plaintextExposure.js';
+import { nodeLocation, nodeType } from './parseTree.js';
+import { exposeResultColumns, exposeWrite, plaintextIn } from './plaintextExposure.js';
 import { findPlaintextTableMention, findProtectedTableMention } from './protectedNameScan.js';
 import { relationItem } from './queryAnalyser.js';
 import { checkSchemaChange } from './schemaChangeGuard.js';
@@ -114,18 +114,21 @@ function refusePathDependentPrepare(query: Node | undefined, context: AnalysisCo
 /** CREATE INDEX: a partial index's WHERE compares like any predicate (its constants get protected). */
 function analyseIndex(index: IndexStmt, context: AnalysisContext): void {
   if (index.relation === undefined) return;
-  const scope = new Scope(undefined);
-  scope.items.push(relationItem(index.relation, scope, context));
+  const scope = tableScope(index.relation, context);
   for (const element of index.indexParams ?? []) {
     if ('IndexElem' in element) analyseExpression(element.IndexElem.expr, scope, 'read', context);
   }
   analyseExpression(index.whereClause, scope, 'predicate', context);
 }
 
-/** ALTER TABLE may not give a protected column a plaintext default or rewrite its tokens. */
+/**
+ * ALTER TABLE may not give a protected column a plaintext default or rewrite its tokens, nor
+ * rewrite another column from a plaintext-at-rest one (`ALTER COLUMN note TYPE text USING phone`).
+ */
 function checkAlterTable(alter: AlterTableStmt, context: AnalysisContext): void {
   const relation = alter.relation;
   if (relation === undefined) return;
+  exposeRewrittenColumns(alter, relation, context);
   const info = context.relations.table(relation.schemaname, relation.relname ?? '');
   if (info?.hasProtectedColumns !== true) return;
   for (const node of alter.cmds ?? []) {
@@ -136,10 +139,35 @@ function checkAlterTable(alter: AlterTableStmt, context: AnalysisContext): void 
     if (command.subtype === 'AT_ColumnDefault' && command.def !== undefined) {
       rejectColumn(column.ref, 'ALTER TABLE … SET DEFAULT would store a plaintext default in it', relation.location);
     }
-    const definition = command.def;
-    if (command.subtype === 'AT_AlterColumnType' && definition !== undefined && 'ColumnDef' in definition
-      && definition.ColumnDef.raw_default !== undefined) {
+    if (command.subtype === 'AT_AlterColumnType' && alterTypeUsing(command) !== undefined) {
       rejectColumn(column.ref, 'ALTER COLUMN … TYPE … USING would rewrite its stored tokens', relation.location);
     }
   }
+}
+
+function alterTypeUsing(command: AlterTableCmd): Node | undefined {
+  const definition = command.def;
+  return command.subtype === 'AT_AlterColumnType' && definition !== undefined && 'ColumnDef' in definition ? definition.ColumnDef.raw_default : undefined;
+}
+
+/** ALTER COLUMN … TYPE … USING writes its expression's value into the column: a write like UPDATE's SET. */
+function exposeRewrittenColumns(alter: AlterTableStmt, relation: RangeVar, context: AnalysisContext): void {
+  if (alter.objtype !== undefined && alter.objtype !== 'OBJECT_TABLE' && alter.objtype !== 'OBJECT_FOREIGN_TABLE') return;
+  let scope: Scope | undefined;
+  for (const node of alter.cmds ?? []) {
+    if (!('AlterTableCmd' in node)) continue;
+    const using = alterTypeUsing(node.AlterTableCmd);
+    if (using === undefined) continue;
+    scope ??= tableScope(relation, context);
+    const item = scope.items[0];
+    const table = item?.table;
+    const target = table === undefined || node.AlterTableCmd.name === undefined ? undefined : { ...table, column: node.AlterTableCmd.name };
+    exposeWrite(target, plaintextIn(using, scope, context), nodeLocation(using), context);
+  }
+}
+
+function tableScope(relation: RangeVar, context: AnalysisContext): Scope {
+  const scope = new Scope(undefined);
+  scope.items.push(relationItem(relation, scope, context));
+  return scope;
 }

@@ -69,3 +69,24 @@ describe('code naming a protected table through escapes the server decodes', () 
     expect(await run(APP, 'SELECT escaped_plain() AS a')).toEqual({ text: '[{"a":"A"}]' });
   });
 });
+
+describe('ALTER COLUMN … TYPE … USING a masked plaintext-at-rest column', () => {
+  it.each([
+    ['into another column', 'ALTER TABLE customers ALTER COLUMN note TYPE text USING phone'],
+    ['through an expression', "ALTER TABLE customers ALTER COLUMN note TYPE varchar USING phone || ''"],
+    ['qualified, among other commands', 'ALTER TABLE public.customers ADD COLUMN extra int, ALTER COLUMN note TYPE text USING customers.phone'],
+  ])('%s is refused for a role that sees it masked', async (_name, sql) => {
+    const outcome = await run(SUPPORT, sql);
+    expect(outcome.code).toBe('42501');
+    expect(outcome.text).toContain('public.customers.phone');
+    const stored = await h.direct.query<{ note: string | null }>('SELECT note FROM customers WHERE id = 100000');
+    expect(stored.rows).toEqual([{ note: 'plain note' }]);
+    expect((await run(SUPPORT, 'SELECT note FROM customers')).text).not.toContain(ATTACK_PHONE);
+  });
+
+  it('still runs for a role that sees it in plaintext, and when it uses no masked column', async () => {
+    expect((await run(SUPPORT, 'ALTER TABLE plain_notes ALTER COLUMN note TYPE varchar USING note')).code).toBeUndefined();
+    expect((await run(SUPPORT, 'ALTER TABLE customers ALTER COLUMN note TYPE varchar USING note')).code).toBeUndefined();
+    expect((await run(APP, 'ALTER TABLE customers ALTER COLUMN note TYPE text USING phone')).code).toBeUndefined();
+  });
+});
