@@ -76,13 +76,14 @@ export class BackendPolicy {
 
   /**
    * Whether a DataRow or CopyData arriving now must be handed over whole: its result has a plan,
-   * or one not derived yet; a NoticeResponse, when rows are held (`handle` flushes them first).
+   * or one not derived yet; a NoticeResponse, when rows are held (`handle` flushes them first) or
+   * the session's roles lack plaintext somewhere (it may quote a stored value: errorValues.ts).
    * The rest stream through as PostgreSQL sent them, as `handle` would have left them.
    */
   wantsWhole(type: number): boolean {
     if (type === 0x64 /* d */) return this.copyOut.wantsWhole();
     // A notice (RAISE NOTICE in a function the query calls) goes out after the rows sent before it.
-    if (type === 0x4e /* N */) return !this.batch.isEmpty;
+    if (type === 0x4e /* N */) return !this.batch.isEmpty || this.state.rights().restricted;
     const head = this.state.replies.current;
     // Rows stream by only under a plan of none derived under the policies in force now.
     if (head?.kind === 'execute') return head.portal !== undefined && (head.portal.readPlan !== null || head.portal.readPlanUnder !== this.state.policiesNow());
@@ -199,6 +200,8 @@ export class BackendPolicy {
         this.endResult(head);
         return undefined;
       case 0x45: return this.error(head, frame); // E
+      case 0x4e: // N NoticeResponse: quotes stored values as errors do (errorValues.ts)
+        return state.rights().restricted ? withholdErrorValues(frame) : undefined;
       case 0x5a: return this.readyForQuery(readyForQueryStatus(frame), state.replies.answered); // Z
       case 0x47: return this.copyStart('in', head); // G CopyInResponse
       case 0x48: return this.copyStart('out', head); // H CopyOutResponse

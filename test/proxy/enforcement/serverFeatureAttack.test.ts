@@ -9,6 +9,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ANALYST, SUPPORT, useDirectHarness, type TestAccount } from './support/policyHarness.js';
 import { attempt, ATTACK_PHONE, simple } from './support/rawAttempts.js';
 
+/** ATTACK_PHONE's digits, as a number computed from it would show them. */
+const PHONE_DIGITS = '155501044';
+
 const h = useDirectHarness();
 
 beforeEach(async () => {
@@ -36,5 +39,43 @@ describe('ALTER TABLE … ALTER COLUMN … TYPE … USING', () => {
     }
     const stored = await h.direct.query('SELECT note FROM customers');
     expect(stored.rows.map((row: { note: string }) => row.note)).toEqual(['victim']);
+  });
+});
+
+/** The server's own error and notice fields, from a raw session's text: what a client would print. */
+describe('errors and notices the server raises over stored values', () => {
+  it.each([
+    ['a JSON error\'s context line', `SELECT id FROM customers WHERE ('"' || phone)::json IS NULL`],
+    ['a relation name looked up from it', 'SELECT id FROM customers WHERE quote_ident(phone)::regclass IS NULL'],
+    ['a sequence name', 'SELECT id FROM customers WHERE nextval(quote_ident(phone)) IS NULL'],
+    ['a type name', 'SELECT id FROM customers WHERE quote_ident(phone)::regtype IS NULL'],
+    ['a schema name', 'SELECT id FROM customers WHERE quote_ident(phone)::regnamespace IS NULL'],
+    ['a role name', "SELECT id FROM customers WHERE has_table_privilege(phone, 'customers', 'select')"],
+    ['a setting name', 'SELECT id FROM customers WHERE current_setting(phone) IS NULL'],
+    ['a text search configuration', "SELECT id FROM customers WHERE to_tsvector(quote_ident(phone)::regconfig, 'x') IS NULL"],
+    ['a tsquery syntax error', "SELECT id FROM customers WHERE to_tsquery('(' || phone) IS NULL"],
+    ['a jsonpath syntax error', 'SELECT id FROM customers WHERE phone::jsonpath IS NULL'],
+  ])('%s: the message is withheld, the SQLSTATE kept', async (_, sql) => {
+    for (const account of [SUPPORT, ANALYST]) {
+      const seen = await tried(account, [sql]);
+      expect(seen).toMatch(/^E .*pgveil withheld the server's message for SQLSTATE/m);
+      expect(seen).not.toContain(PHONE_DIGITS);
+    }
+  });
+
+  it('a warning quoting a number computed from it (pg_cancel_backend of a PID that is none)', async () => {
+    const sql = "SELECT id FROM customers WHERE pg_cancel_backend(substr(regexp_replace(phone, '\\D', '', 'g'), 1, 9)::int)";
+    for (const account of [SUPPORT, ANALYST]) {
+      const seen = await tried(account, [sql]);
+      expect(seen).toMatch(/^N .*pgveil withheld the server's message for SQLSTATE 01000/m);
+      expect(seen).not.toContain(PHONE_DIGITS);
+    }
+  });
+
+  it('errors about the client\'s own text keep their message (they carry its position)', async () => {
+    const seen = await tried(SUPPORT, ['SELECT nosuch FROM customers', 'SELECT * FROM nosuch_table', "SELECT 'x'::regclass"]);
+    expect(seen).toContain('column "nosuch" does not exist');
+    expect(seen).toContain('relation "nosuch_table" does not exist');
+    expect(seen).toContain('relation "x" does not exist');
   });
 });

@@ -1,17 +1,44 @@
 /**
- * PostgreSQL quotes stored values in some errors: a unique or foreign-key violation's DETAIL
- * (`Key (phone)=(…) already exists`), a not-null or check violation's DETAIL (`Failing row contains
- * (…)`, every column of the row), a data exception's message (`invalid input syntax for type
- * integer: "…"`, from a cast in a WHERE clause the masked-column guard lets through). RowDescription
- * names no column there for the read path to mask, so for a session whose roles lack plaintext
- * somewhere the DETAIL of every server error, and the message of integrity violations (class 23)
- * and data exceptions (class 22), are withheld; the SQLSTATE, severity, position and the rest stay.
+ * PostgreSQL quotes stored values in the errors and notices it raises while it computes over them:
+ * a unique or foreign-key violation's DETAIL (`Key (phone)=(…) already exists`), a not-null or
+ * check violation's DETAIL (`Failing row contains (…)`, every column of the row), a data
+ * exception's message (`invalid input syntax for type integer: "…"`), a name looked up from a
+ * value (`relation "…" does not exist` from `quote_ident(phone)::regclass`, `unrecognized
+ * configuration parameter "…"` from `current_setting(phone)`, class 42 or 3F), a text parsed from
+ * it (`syntax error in tsquery: "…"`), the CONTEXT line of a JSON error (`JSON data, line 1: …`), a
+ * warning about a number computed from it (`PID … is not a PostgreSQL backend process`, from a
+ * WHERE clause the masked-column guard lets through). RowDescription names no column there for the
+ * read path to mask, so for a session whose roles lack plaintext somewhere the DETAIL of every
+ * error and notice is withheld, and so are its message, hint, context and internal query unless
+ * they can quote only the client's own text or no value at all:
+ * - the server raised it while analysing the statement's text (it carries a position into it:
+ *   names and constants the client wrote; nothing stored has been read yet), or
+ * - its class says nothing about values: connection (08), transaction state (25), rollback (40),
+ *   resources (53), operator intervention (57); or it is about an object that exists
+ *   (insufficient privilege 42501, wrong object type 42809: `permission denied for table …`,
+ *   `cannot copy to view …`), whose name a value matches only as a predicate's answer would tell.
+ * Integrity violations (23) and data exceptions (22) lose their message even with a position.
+ * The SQLSTATE, severity, position and the rest stay.
  */
 import { FrameWriter } from '../../protocol/frameWriter.js';
 
 const WITHHELD_DETAIL = 'pgveil withheld the detail of this error: it may quote a stored value';
 
-/** The fields of an ErrorResponse body, in order (code byte, value). */
+/** Classes whose messages name no value (their texts are fixed or name server objects only). */
+const VALUE_FREE_CLASSES = new Set(['08', '25', '40', '53', '57']);
+/** SQLSTATEs about objects that exist: a value names one only as a predicate's answer would tell. */
+const EXISTING_OBJECT_CODES = new Set(['42501', '42809']);
+/** Classes whose messages quote the values they are about, even while the statement is analysed. */
+const VALUE_CLASSES = new Set(['22', '23']);
+
+const CODE = 0x43; // C
+const DETAIL = 0x44; // D
+const MESSAGE = 0x4d; // M
+const POSITION = 0x50; // P
+/** Fields withheld with the message: HINT, CONTEXT (W) and the internal query (q) of code it ran. */
+const WITH_MESSAGE = new Set([0x48 /* H */, 0x57 /* W */, 0x71 /* q */]);
+
+/** The fields of an ErrorResponse or NoticeResponse body, in order (code byte, value). */
 function fieldsOf(frame: Buffer): [number, string][] {
   const fields: [number, string][] = [];
   let offset = 5;
@@ -25,26 +52,40 @@ function fieldsOf(frame: Buffer): [number, string][] {
   return fields;
 }
 
-/** The ErrorResponse `frame` with what may quote a stored value withheld (undefined: nothing to withhold). */
+/** Whether the message (and its hint, context, internal query) may quote a stored value. */
+function messageMayQuoteValues(code: string, fields: readonly [number, string][]): boolean {
+  const sqlClass = code.slice(0, 2);
+  if (VALUE_CLASSES.has(sqlClass)) return true;
+  if (VALUE_FREE_CLASSES.has(sqlClass) || EXISTING_OBJECT_CODES.has(code)) return false;
+  return !fields.some(([field]) => field === POSITION);
+}
+
+/**
+ * The ErrorResponse or NoticeResponse `frame` with what may quote a stored value withheld
+ * (undefined: nothing to withhold).
+ */
 export function withholdErrorValues(frame: Buffer): Buffer | undefined {
   const fields = fieldsOf(frame);
-  const code = fields.find(([field]) => field === 0x43 /* C */)?.[1] ?? '';
-  const quotesValues = code.startsWith('22') || code.startsWith('23');
+  const code = fields.find(([field]) => field === CODE)?.[1] ?? '';
+  const quotesValues = messageMayQuoteValues(code, fields);
+  const what = frame[0] === 0x4e /* N */ ? 'notice' : 'error';
   let changed = false;
   const kept: [number, string][] = [];
   for (const [field, value] of fields) {
-    if (field === 0x44 /* D */) {
+    if (field === DETAIL) {
       changed = true;
-      kept.push([field, WITHHELD_DETAIL]);
-    } else if (field === 0x4d /* M */ && quotesValues) {
+      kept.push([field, WITHHELD_DETAIL.replace('error', what)]);
+    } else if (field === MESSAGE && quotesValues) {
       changed = true;
       kept.push([field, `pgveil withheld the server's message for SQLSTATE ${code}: it may quote a stored value`]);
+    } else if (WITH_MESSAGE.has(field) && quotesValues) {
+      changed = true;
     } else {
       kept.push([field, value]);
     }
   }
   if (!changed) return undefined;
-  const writer = new FrameWriter('E', frame.length + 128);
+  const writer = new FrameWriter(what === 'notice' ? 'N' : 'E', frame.length + 128);
   for (const [field, value] of kept) writer.byte(field).cString(value);
   return writer.byte(0).finish();
 }
