@@ -14,9 +14,17 @@ import { forEachChild, lastName, nodeLocation } from './parseTree.js';
 import { columnName, sameStoredColumn } from './relationLookup.js';
 import type { ColumnRef, PlaintextSource } from './sqlAnalysisTypes.js';
 
-/** Built-ins that hand an argument on outside the result (a setting, a notification, a large object). */
+/**
+ * Built-ins that hand an argument on outside the result, where a later statement reads it back:
+ * a setting, a notification, a large object's data or OID, a sequence's value, an advisory lock's
+ * key (pg_locks), a replication origin's name, a backup label, a restore point.
+ */
 const SIDE_CHANNEL_FUNCTIONS = new Set([
   'set_config', 'pg_notify', 'pg_logical_emit_message', 'lo_from_bytea', 'lo_put', 'pg_file_write',
+  'lowrite', 'lo_create', 'lo_truncate', 'lo_truncate64', 'lo_lseek', 'lo_lseek64', 'setval',
+  'pg_advisory_lock', 'pg_advisory_lock_shared', 'pg_advisory_xact_lock', 'pg_advisory_xact_lock_shared',
+  'pg_try_advisory_lock', 'pg_try_advisory_lock_shared', 'pg_try_advisory_xact_lock', 'pg_try_advisory_xact_lock_shared',
+  'pg_replication_origin_create', 'pg_backup_start', 'pg_start_backup', 'pg_create_restore_point',
 ]);
 
 /** Built-ins that run SQL given as text (or read a cursor by name): what they read is not in the tree. */

@@ -79,3 +79,29 @@ describe('errors and notices the server raises over stored values', () => {
     expect(seen).toContain('relation "x" does not exist');
   });
 });
+
+/** Built-ins called in a WHERE clause that store their argument where a later statement reads it back. */
+describe('functions that store a value out of sight', () => {
+  const digits = "substr(regexp_replace(phone, '\\D', '', 'g'), 1, 9)";
+  it.each([
+    ['lowrite into a large object, read back with lo_get', [
+      'BEGIN', 'SELECT lo_create(4242)',
+      "SELECT id FROM customers WHERE lowrite(lo_open(4242, 131072), convert_to(phone, 'UTF8')) > 0",
+      "SELECT convert_from(lo_get(4242), 'UTF8')", 'ROLLBACK']],
+    ['setval of a sequence, read back as its last value', [
+      'CREATE TEMP SEQUENCE leak_seq', `SELECT id FROM customers WHERE setval('leak_seq', ${digits}::bigint) > 0`,
+      'SELECT last_value FROM leak_seq']],
+    ['an advisory lock, read back from pg_locks', [
+      `SELECT id FROM customers WHERE pg_advisory_lock(${digits}::bigint) IS NULL`,
+      `SELECT id FROM customers WHERE pg_try_advisory_xact_lock(${digits}::int, 1)`,
+      "SELECT objid, classid FROM pg_locks WHERE locktype = 'advisory'"]],
+    ['a large object created with an OID computed from it', [
+      'BEGIN', `SELECT id FROM customers WHERE lo_create(${digits}::oid) > 0`, 'SELECT oid FROM pg_largeobject_metadata', 'ROLLBACK']],
+  ])('%s is refused', async (_, statements) => {
+    for (const account of [SUPPORT, ANALYST]) {
+      const seen = await tried(account, statements);
+      expect(seen).toMatch(/E .*C42501.*column public\.customers\.phone is masked for this session/);
+      expect(seen).not.toContain(PHONE_DIGITS);
+    }
+  });
+});
