@@ -72,8 +72,13 @@ describe('errors and notices the server raises over stored values', () => {
     }
   });
 
-  it('errors about the client\'s own text keep their message (they carry its position)', async () => {
-    const seen = await tried(SUPPORT, ['SELECT nosuch FROM customers', 'SELECT * FROM nosuch_table', "SELECT 'x'::regclass"]);
+  it('errors about the client\'s own text or its names keep their message', async () => {
+    const seen = await tried(SUPPORT, [
+      'SELECT nosuch FROM customers', 'SELECT * FROM nosuch_table', "SELECT 'x'::regclass", 'FETCH ALL FROM nosuch_cursor',
+      'BEGIN', 'SELECT 1 / 0', 'SELECT 1', 'ROLLBACK',
+    ]);
+    expect(seen).toContain('cursor "nosuch_cursor" does not exist');
+    expect(seen).toContain('current transaction is aborted');
     expect(seen).toContain('column "nosuch" does not exist');
     expect(seen).toContain('relation "nosuch_table" does not exist');
     expect(seen).toContain('relation "x" does not exist');

@@ -16,7 +16,9 @@
  * - its class says nothing about values: connection (08), transaction state (25), rollback (40),
  *   resources (53), operator intervention (57); or it is about an object that exists
  *   (insufficient privilege 42501, wrong object type 42809: `permission denied for table …`,
- *   `cannot copy to view …`), whose name a value matches only as a predicate's answer would tell.
+ *   `cannot copy to view …`), whose name a value matches only as a predicate's answer would tell;
+ *   or about a portal or prepared statement the client named in its own messages (26000, 34000,
+ *   42P03, 42P05).
  * Integrity violations (23) and data exceptions (22) lose their message even with a position.
  * The SQLSTATE, severity, position and the rest stay.
  */
@@ -26,8 +28,11 @@ const WITHHELD_DETAIL = 'pgveil withheld the detail of this error: it may quote 
 
 /** Classes whose messages name no value (their texts are fixed or name server objects only). */
 const VALUE_FREE_CLASSES = new Set(['08', '25', '40', '53', '57']);
-/** SQLSTATEs about objects that exist: a value names one only as a predicate's answer would tell. */
-const EXISTING_OBJECT_CODES = new Set(['42501', '42809']);
+/**
+ * SQLSTATEs about objects that exist (a value names one only as a predicate's answer would tell),
+ * or about statement and portal names, which come from the client's own messages.
+ */
+const NAMED_OBJECT_CODES = new Set(['42501', '42809', '26000', '34000', '42P03', '42P05']);
 /** Classes whose messages quote the values they are about, even while the statement is analysed. */
 const VALUE_CLASSES = new Set(['22', '23']);
 
@@ -56,7 +61,7 @@ function fieldsOf(frame: Buffer): [number, string][] {
 function messageMayQuoteValues(code: string, fields: readonly [number, string][]): boolean {
   const sqlClass = code.slice(0, 2);
   if (VALUE_CLASSES.has(sqlClass)) return true;
-  if (VALUE_FREE_CLASSES.has(sqlClass) || EXISTING_OBJECT_CODES.has(code)) return false;
+  if (VALUE_FREE_CLASSES.has(sqlClass) || NAMED_OBJECT_CODES.has(code)) return false;
   return !fields.some(([field]) => field === POSITION);
 }
 
