@@ -28,10 +28,26 @@ describe('findListedTableMention', () => {
     ["CREATE FUNCTION f() RETURNS void LANGUAGE sql AS U&'INSERT INTO cust\\006Fmers VALUES (1)'", 'customers'],
     ["DO $$ BEGIN CREATE FUNCTION f() RETURNS void LANGUAGE sql AS E'INSERT INTO U&\"\\\\0063ustomers\" VALUES (1)'; END $$", 'customers'],
     ["SELECT E'\\x41\\n', U&'\\0041'", undefined],
+    // A UESCAPE clause itself spelled through escapes, read once they are decoded.
+    ["DO U&'BEGIN INSERT INTO U&\"!0063ustomers\" \\0055ESCAPE ''!'' VALUES (1); END'", 'customers'],
+    ["DO $$ BEGIN INSERT INTO u&\"!0063ustomers\" UESCAPE /* why */ '!' VALUES (1); END $$", 'customers'],
+    ["DO $$ BEGIN INSERT INTO u&\"!0063ustomers\" UESCAPE $q$!$q$ VALUES (1); END $$", 'customers'],
   ])('finds in %s what the scan finds (%s)', (text, expected) => {
     expect(findListedTableMention(text, NAMES)).toBe(expected);
     expect(findListedTableMention(text, [...NAMES])).toBe(expected);
     expect(scanListedTableMention(text, NAMES)).toBe(expected);
+  });
+
+  it('takes a text whose escapes it does not decode as naming a listed table (fail closed)', () => {
+    const manyClauses = `SELECT ${[...'!#%&*:;<=>'].map((c) => `U&'${c}0041' UESCAPE '${c}'`).join(', ')}`;
+    const openComment = "SELECT U&'!0041' UESCAPE /* '!'";
+    const deep = "SELECT E'\\\\\\\\\\\\\\\\x'";
+    const long = `SELECT E'\\n', '${'x'.repeat(70_000)}'`;
+    for (const text of [manyClauses, openComment, deep, long]) {
+      expect(findListedTableMention(text, NAMES)).toBe('customers');
+      expect(scanListedTableMention(text, NAMES)).toBe('customers');
+    }
+    expect(findListedTableMention(`SELECT E'\\n', '${'x'.repeat(60_000)}'`, NAMES)).toBeUndefined();
   });
 
   it('agrees with the scan alone on any text (property)', () => {

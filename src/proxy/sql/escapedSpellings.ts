@@ -69,39 +69,87 @@ function decodeUnicodeEscapes(text: string, escape: string): string {
   });
 }
 
-/**
- * The characters of `text` that may introduce a Unicode escape: each one followed by four hex
- * digits or by `+` and six (`\` always, whatever UESCAPE the text names or hides).
- */
-function unicodeEscapeCharacters(text: string): Set<string> {
-  const characters = new Set<string>(['\\']);
-  for (const match of text.matchAll(/([\s\S])(?=[0-9a-fA-F]{4}|\+[0-9a-fA-F]{6})/g)) {
-    const character = match[1] as string;
-    if (!NOT_AN_ESCAPE_CHARACTER.test(character)) characters.add(character);
-  }
-  return characters;
-}
+/** `UESCAPE`, the comments and spaces allowed after it, and the string naming the character. */
+const UESCAPE_CLAUSE = /uescape(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*(?:[eE](?='))?(?:'+|\$[A-Za-z_0-9]*\$)([\s\S])?/gi;
+/** More UESCAPE clauses than this in one text: not decoded, the text is taken as naming anything. */
+const MAX_ESCAPE_CHARACTERS = 8;
 
 /**
- * The readings of `text` other than itself that its escapes may give: E'' escapes decoded; then
- * Unicode escapes decoded (in the text and in that reading) with each character that may
- * introduce one; then E'' escapes decoded again in those (a body nested in a body). Empty for a
- * text with neither a backslash nor `U&`.
+ * The characters that may introduce a Unicode escape in `text`: `\`, and each character a
+ * `UESCAPE` clause names; undefined when a clause names none pgveil can read or there are more
+ * than MAX_ESCAPE_CHARACTERS clauses. One decoding per character keeps the scan linear in the text.
  */
-export function escapedSpellings(text: string): string[] {
+function unicodeEscapeCharacters(text: string): Set<string> | undefined {
+  const characters = new Set<string>(['\\']);
+  // Counted first: each clause is read to its string, past comments, so many of them would cost
+  // the text's length each.
+  const clauses = text.match(/uescape/gi)?.length ?? 0;
+  if (clauses === 0) return characters;
+  if (clauses > MAX_ESCAPE_CHARACTERS) return undefined;
+  let read = 0;
+  for (const match of text.matchAll(UESCAPE_CLAUSE)) {
+    const character = match[1];
+    if (character === undefined) return undefined;
+    if (!NOT_AN_ESCAPE_CHARACTER.test(character)) characters.add(character);
+    read++;
+  }
+  // A UESCAPE the pattern did not read (a comment left open, say) is not trusted either.
+  return read === clauses ? characters : undefined;
+}
+
+/** The readings of a text's escapes (escapedSpellings), or undecodable: take the text as naming anything. */
+export type EscapedSpellings = { readonly readings: readonly string[]; readonly undecodable: boolean };
+
+/** Decodings applied one after another: a body in a body in a body. */
+const MAX_DECODINGS = 3;
+/** More readings than this: the text is taken as naming anything rather than read so many times. */
+const MAX_READINGS = 12;
+/**
+ * A longer text with escapes is taken as naming anything rather than decoded: its readings are
+ * scanned on the event loop (about 3 ms per 64 KiB each, up to MAX_READINGS of them).
+ */
+const MAX_DECODED_LENGTH = 64 * 1024;
+
+/**
+ * The readings of `text` other than itself that its escapes may give: E'' escapes decoded, and
+ * Unicode escapes decoded with each character that may introduce one, one after another up to
+ * MAX_DECODINGS deep (a body nested in a body). Undecodable when a reading cannot be read (an
+ * unreadable UESCAPE, too many readings) or would still decode further after the last decoding:
+ * the caller then takes the text as naming every table, as it does a text with escapes longer than
+ * MAX_DECODED_LENGTH. Empty for a text with neither a backslash nor `U&`.
+ */
+export function escapedSpellings(text: string): EscapedSpellings {
+  if (!mayHoldEscapes(text)) return { readings: [], undecodable: false };
+  if (text.length > MAX_DECODED_LENGTH) return { readings: [], undecodable: true };
   const readings = new Set<string>([text]);
-  const bases = text.includes('\\') ? [text, decodeBackslashEscapes(text)] : [text];
-  for (const base of bases) {
-    readings.add(base);
-    if (!UNICODE_PREFIX.test(base)) continue;
-    for (const escape of unicodeEscapeCharacters(base)) {
-      const decoded = decodeUnicodeEscapes(base, escape);
-      readings.add(decoded);
-      if (decoded.includes('\\')) readings.add(decodeBackslashEscapes(decoded));
+  let layer = [text];
+  for (let depth = 0; depth <= MAX_DECODINGS && layer.length > 0; depth++) {
+    const next: string[] = [];
+    for (const reading of layer) {
+      const decoded = decodingsOf(reading);
+      if (decoded === undefined) return { readings: [], undecodable: true };
+      for (const other of decoded) {
+        if (readings.has(other)) continue;
+        if (depth === MAX_DECODINGS || readings.size >= MAX_READINGS) return { readings: [], undecodable: true };
+        readings.add(other);
+        next.push(other);
+      }
     }
+    layer = next;
   }
   readings.delete(text);
-  return [...readings];
+  return { readings: [...readings], undecodable: false };
+}
+
+/** The text once its E'' escapes are decoded, and once its Unicode escapes are, with each character that may introduce them. */
+function decodingsOf(text: string): string[] | undefined {
+  const decoded: string[] = [];
+  if (text.includes('\\')) decoded.push(decodeBackslashEscapes(text));
+  if (!UNICODE_PREFIX.test(text)) return decoded;
+  const characters = unicodeEscapeCharacters(text);
+  if (characters === undefined) return undefined;
+  for (const escape of characters) decoded.push(decodeUnicodeEscapes(text, escape));
+  return decoded;
 }
 
 /** Whether `text` may hold an escape that `escapedSpellings` decodes (a quick test, before the work). */

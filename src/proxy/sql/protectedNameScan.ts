@@ -73,13 +73,19 @@ function scan(text: string, depth: number, into: Word[]): void {
   if (depth < MAX_DEPTH) for (const part of inner) scan(part, depth + 1, into);
 }
 
+/** What the scan says of a text whose escapes are more than it decodes (escapedSpellings). */
+const UNDECODED_NAME = '(a name its escapes may spell: they nest deeper, or name more escape characters, than pgveil decodes)';
+
 /**
  * The words of `text` that could name a table, each with the word it qualifies, if any — in the
- * text as written and in each reading its escapes may give (`E'…'`, `U&"…"`: escapedSpellings.ts).
+ * text as written and in each reading its escapes may give (`E'…'`, `U&"…"`: escapedSpellings.ts);
+ * undefined when those readings cannot be told (the text may then name any table).
  */
-function wordsOf(text: string): Word[] {
+function wordsOf(text: string): Word[] | undefined {
+  const spellings = escapedSpellings(text);
+  if (spellings.undecodable) return undefined;
   const words: Word[] = [];
-  for (const reading of [text, ...escapedSpellings(text)]) {
+  for (const reading of [text, ...spellings.readings]) {
     scan(reading, 0, words);
     const bare: Token[] = [];
     for (const match of reading.matchAll(BARE)) bare.push({ name: match[0], quoted: false, start: match.index, end: match.index + match[0].length });
@@ -145,7 +151,12 @@ function listedMention(text: string, names: Iterable<string>): { written: string
 }
 
 function scannedMention(text: string, listed: ListedNames): { written: string; listed: string } | undefined {
-  for (const word of wordsOf(text)) {
+  const words = wordsOf(text);
+  if (words === undefined) {
+    const [first] = listed.byKey.values();
+    return first === undefined ? undefined : { written: UNDECODED_NAME, listed: first };
+  }
+  for (const word of words) {
     const name = listed.byKey.get(word.name.toLowerCase());
     if (name !== undefined) return { written: word.name, listed: name };
   }
@@ -175,7 +186,9 @@ function findTableMention(
     const info = relations.table(schemaName, tableName);
     return info !== undefined && matches(info) ? `${info.schema}.${info.table}` : undefined;
   };
-  for (const word of wordsOf(text)) {
+  const words = wordsOf(text);
+  if (words === undefined) return UNDECODED_NAME;
+  for (const word of words) {
     const spellings = word.quoted ? [word.name, word.name.toLowerCase()] : [word.name.toLowerCase(), word.name];
     const next = word.next;
     for (const spelling of spellings) {
