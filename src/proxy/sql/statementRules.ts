@@ -39,6 +39,17 @@ const CODE_STATEMENTS: Readonly<Record<string, string>> = {
   CreateConversionStmt: 'CREATE CONVERSION', CreateOpClassStmt: 'CREATE OPERATOR CLASS', AlterOperatorStmt: 'ALTER OPERATOR',
 };
 
+/**
+ * Of those, the ones that bring in code or another route to the tables for every role: an
+ * extension's scripts and functions, a language, a foreign server or table (postgres_fdw and
+ * dblink can reach this very database under a name pgveil does not know).
+ */
+const UNANALYSABLE_CODE_STATEMENTS = new Set([
+  'CreateExtensionStmt', 'AlterExtensionStmt', 'AlterExtensionContentsStmt', 'CreatePLangStmt', 'CreateFdwStmt', 'AlterFdwStmt',
+  'CreateForeignServerStmt', 'AlterForeignServerStmt', 'CreateForeignTableStmt', 'ImportForeignSchemaStmt',
+  'CreateUserMappingStmt', 'AlterUserMappingStmt',
+]);
+
 const DERIVED_STATEMENTS: Readonly<Record<string, string>> = {
   ViewStmt: 'CREATE VIEW', CreateTableAsStmt: 'CREATE TABLE AS / MATERIALIZED VIEW', RefreshMatViewStmt: 'REFRESH MATERIALIZED VIEW',
 };
@@ -156,7 +167,9 @@ function topLevel(node: Node, relations: RelationLookup, findings: RuleFinding[]
     const unanalysable = bodyIsUnanalysable(language, body);
     findings.push({ rule: 'code', what: `DO${unanalysable ? ' with dynamic SQL or in a language pgveil does not read' : ''}`, unanalysable });
   } else if (type in CODE_STATEMENTS) {
-    findings.push({ rule: 'code', what: CODE_STATEMENTS[type] as string });
+    findings.push(UNANALYSABLE_CODE_STATEMENTS.has(type)
+      ? { rule: 'code', what: CODE_STATEMENTS[type] as string, unanalysable: true }
+      : { rule: 'code', what: CODE_STATEMENTS[type] as string });
   } else if (type in DERIVED_STATEMENTS) {
     findings.push({ rule: 'derived', what: DERIVED_STATEMENTS[type] as string });
   } else if ('SelectStmt' in node && node.SelectStmt.intoClause !== undefined) {
@@ -208,7 +221,7 @@ function walkExpressions(node: Node, findings: RuleFinding[]): void {
     if ('FuncCall' in child) {
       const name = lastName(child.FuncCall.funcname);
       if (FILE_FUNCTIONS.has(name)) findings.push({ rule: 'server-files', what: `${name}()` });
-      if (SQL_TEXT_FUNCTIONS.has(name)) findings.push({ rule: 'code', what: `${name}(), which runs SQL given as text` });
+      if (SQL_TEXT_FUNCTIONS.has(name)) findings.push({ rule: 'code', what: `${name}(), which runs SQL given as text`, unanalysable: true });
       if (MONITOR_FUNCTIONS.has(name)) findings.push({ rule: 'monitor', what: `${name}()` });
       if (name === 'set_config') {
         const setting = (constantText(child.FuncCall.args?.[0]) ?? pinnedSettingName(child.FuncCall, node))?.toLowerCase();

@@ -98,7 +98,7 @@ for (const [label, account] of [['support', SUPPORT], ['analyst', ANALYST]] as [
         const error = await failure(() => run(client()));
         expect(error.code).toBe('42501');
         // The statement rules (derived objects, SQL in text) refuse some of these before the masked-column guard does.
-        expect(error.message).toMatch(/column public\.customers\.phone is masked for this session.*only be selected as a bare column|falls under the rule "(derived|code)"/);
+        expect(error.message).toMatch(/column public\.customers\.phone is masked for this session.*only be selected as a bare column|falls under the rule "(derived|code)"|\(rule "code"\)/);
         expect(error.message).not.toContain(PHONE);
         expect((await client().query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
       });
@@ -168,9 +168,11 @@ describe('app (plaintext) runs the same statements', () => {
 
   it('runs every statement refused for the masked roles', async () => {
     // COPY (query) of customers stays refused for app by the older rule: its tokenised columns,
-    // which app sees in plaintext, would go out as tokens (0A000, not this guard's 42501).
+    // which app sees in plaintext, would go out as tokens (0A000, not this guard's 42501). SQL in
+    // text is code pgveil cannot analyse, which every role needs the code privilege for (42501).
     for (const [name, run] of LEAKS) {
       if (name.startsWith('COPY')) expect((await failure(() => run(app))).code).toBe('0A000');
+      else if (name === 'SQL in text') expect((await failure(() => run(app))).message).toContain('privileges: { <role>: [code] }');
       else await run(app);
     }
   });

@@ -203,6 +203,15 @@ describe('what still works', () => {
       'CREATE TRIGGER t_app BEFORE INSERT ON customers FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger()',
       "CREATE FUNCTION app_dynamic() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'insert into custo' || 'mers (ssn) values (''123-45-6789'')'; END $$",
       "DO $$ BEGIN EXECUTE 'insert into custo' || 'mers (ssn) values (''123-45-6789'')'; END $$",
+      // Routes to the tables under names pgveil does not know: SQL as text, another connection, a foreign table.
+      "SELECT query_to_xml('insert into custo' || 'mers (ssn) values (''123-45-6789'') returning ssn', true, false, '')",
+      'CREATE EXTENSION IF NOT EXISTS dblink',
+      "SELECT dblink_exec('dbname=postgres', 'insert into custo' || 'mers (ssn) values (''123-45-6789'')')",
+      'CREATE EXTENSION IF NOT EXISTS postgres_fdw',
+      "CREATE SERVER loopback FOREIGN DATA WRAPPER postgres_fdw OPTIONS (dbname 'postgres')",
+      'CREATE USER MAPPING FOR CURRENT_USER SERVER loopback',
+      'IMPORT FOREIGN SCHEMA public LIMIT TO (customers) FROM SERVER loopback INTO app_foreign',
+      'CREATE FOREIGN TABLE app_customers (ssn text) SERVER loopback OPTIONS (table_name \'customers\')',
     ]) {
       const outcome = await attempt(APP, sql);
       expect(outcome.code).toBe('42501');
