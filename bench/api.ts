@@ -39,7 +39,7 @@ async function runServers(): Promise<void> {
   const config: ApiConfig = {
     enabled: true,
     listen: { host: '127.0.0.1', port: 0 },
-    limits: { maxElements: DEFAULTS.maxElements, maxElementBytes: DEFAULTS.maxElementBytes, maxBodyBytes: DEFAULTS.maxBodyBytes, requestTimeoutSeconds: DEFAULTS.requestTimeoutSeconds },
+    limits: { maxElements: DEFAULTS.maxElements, maxElementBytes: DEFAULTS.maxElementBytes, maxBodyBytes: DEFAULTS.maxBodyBytes, requestTimeoutSeconds: DEFAULTS.requestTimeoutSeconds, maxConnections: DEFAULTS.maxApiConnections },
     loginRateLimit: { maxFailuresPerAccount: 5, maxFailuresPerClient: 20, windowSeconds: 900 },
     grants: [{ roles: ['bench'], kinds: '*', scopes: '*', operations: ['protect', 'unprotect'] }],
   };

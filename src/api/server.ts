@@ -85,6 +85,9 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     frameworkErrors: (err, request, reply) => sendError(err, request, reply),
   });
+  // Connections beyond the limit are closed as they arrive: the request timeout bounds how long a
+  // client holds one, this how many.
+  app.server.maxConnections = opts.config.limits.maxConnections;
   app.removeContentTypeParser('text/plain');
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');

@@ -6,7 +6,7 @@ import { DEFAULTS, LOG_LEVELS, type ApiConfig, type ApiGrant, type AuditConfig, 
 const API_KEYS = ['enabled', 'listen', 'limits', 'loginRateLimit', 'grants', 'metricsToken'] as const;
 const GRANT_KEYS = ['roles', 'kinds', 'scopes', 'operations'] as const;
 const LISTEN_KEYS = ['host', 'port'] as const;
-const LIMIT_KEYS = ['maxElements', 'maxElementBytes', 'maxBodyBytes', 'requestTimeoutSeconds'] as const;
+const LIMIT_KEYS = ['maxElements', 'maxElementBytes', 'maxBodyBytes', 'requestTimeoutSeconds', 'maxConnections'] as const;
 const RATE_KEYS = ['maxFailuresPerAccount', 'maxFailuresPerClient', 'windowSeconds'] as const;
 const LOGGING_KEYS = ['level'] as const;
 
@@ -35,6 +35,7 @@ export function readApiSection(r: ConfigReader, value: unknown): ApiConfig {
       maxElementBytes: r.integer(limits, 'maxElementBytes', lim, DEFAULTS.maxElementBytes, 1, 16 * 1024 * 1024),
       maxBodyBytes: r.integer(limits, 'maxBodyBytes', lim, DEFAULTS.maxBodyBytes, 1024, 1024 * 1024 * 1024),
       requestTimeoutSeconds: r.integer(limits, 'requestTimeoutSeconds', lim, DEFAULTS.requestTimeoutSeconds, 1, 3600),
+      maxConnections: r.integer(limits, 'maxConnections', lim, DEFAULTS.maxApiConnections, 1, 1_000_000),
     },
     loginRateLimit: {
       maxFailuresPerAccount: r.integer(rate, 'maxFailuresPerAccount', rp, DEFAULTS.maxFailuresPerAccount, 1, MAX_INT),

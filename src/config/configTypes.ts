@@ -18,6 +18,8 @@ export interface ApiLimits {
   maxBodyBytes: number;
   /** Most seconds to receive a whole request, headers and body (408 after). */
   requestTimeoutSeconds: number;
+  /** Most connections open at once; further ones are closed as they arrive. */
+  maxConnections: number;
 }
 
 export interface LoginRateLimit {
@@ -181,6 +183,7 @@ export const DEFAULTS = {
   maxProtectedValueBytes: 4096,
   maxBodyBytes: 10 * 1024 * 1024,
   requestTimeoutSeconds: 60,
+  maxApiConnections: 1000,
   maxFailuresPerAccount: 5,
   maxFailuresPerClient: 20,
   loginWindowSeconds: 900,

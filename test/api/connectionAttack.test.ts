@@ -111,3 +111,45 @@ describe('slow bodies', () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe('many connections held open at once', () => {
+  let capped: Harness;
+  beforeAll(async () => {
+    capped = await startHarness({ accounts: [alice], config: apiConfig({ maxConnections: 3 }) });
+  });
+  afterAll(async () => {
+    await capped.close();
+  });
+
+  /** Whether the server closes `socket` within `waitMs`. */
+  function closedWithin(socket: Socket, waitMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (socket.destroyed) { resolve(true); return; }
+      const timer = setTimeout(() => resolve(false), waitMs);
+      socket.once('close', () => { clearTimeout(timer); resolve(true); });
+    });
+  }
+
+  it('connections past api.limits.maxConnections are closed as they arrive; once one ends, requests are served again', async () => {
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const socket = await open(capped.url);
+        socket.on('error', () => undefined);
+        // Headers begun, never finished: the connection is busy until the request timeout.
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+        held.push(socket);
+      }
+      for (const socket of held) expect(await closedWithin(socket, 200)).toBe(false);
+      const extra = await open(capped.url);
+      extra.on('error', () => undefined);
+      expect(await closedWithin(extra, 2000)).toBe(true);
+      (held.shift() as Socket).destroy();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const res = await fetch(`${capped.url}/healthz`, { headers: { connection: 'close' } });
+      expect(res.status).toBe(200);
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+  });
+});

@@ -156,7 +156,7 @@ describe('404 and the default limits', () => {
   });
 
   it('the defaults are 10 000 elements, 4 KiB per element, 10 MiB per body and 60 s per request', () => {
-    expect(apiConfig().limits).toEqual({ maxElements: 10_000, maxElementBytes: 4096, maxBodyBytes: 10 * 1024 * 1024, requestTimeoutSeconds: 60 });
+    expect(apiConfig().limits).toEqual({ maxElements: 10_000, maxElementBytes: 4096, maxBodyBytes: 10 * 1024 * 1024, requestTimeoutSeconds: 60, maxConnections: 1000 });
   });
 });
 

@@ -24,7 +24,7 @@ describe('the example configuration', () => {
     expect(config.api).toEqual({
       enabled: true,
       listen: { host: '127.0.0.1', port: 8080 },
-      limits: { maxElements: 10_000, maxElementBytes: 4096, maxBodyBytes: 10 * 1024 * 1024, requestTimeoutSeconds: 60 },
+      limits: { maxElements: 10_000, maxElementBytes: 4096, maxBodyBytes: 10 * 1024 * 1024, requestTimeoutSeconds: 60, maxConnections: 1000 },
       loginRateLimit: { maxFailuresPerAccount: 5, maxFailuresPerClient: 20, windowSeconds: 900 },
       grants: [],
     });

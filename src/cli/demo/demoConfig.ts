@@ -59,7 +59,7 @@ export async function demoConfig(dir: string, ports: DemoPorts, logLevel: LogLev
     api: {
       enabled: true,
       listen: { host: DEMO_HOST, port: ports.api },
-      limits: { maxElements: DEFAULTS.maxElements, maxElementBytes: DEFAULTS.maxElementBytes, maxBodyBytes: DEFAULTS.maxBodyBytes, requestTimeoutSeconds: DEFAULTS.requestTimeoutSeconds },
+      limits: { maxElements: DEFAULTS.maxElements, maxElementBytes: DEFAULTS.maxElementBytes, maxBodyBytes: DEFAULTS.maxBodyBytes, requestTimeoutSeconds: DEFAULTS.requestTimeoutSeconds, maxConnections: DEFAULTS.maxApiConnections },
       loginRateLimit: {
         maxFailuresPerAccount: DEFAULTS.maxFailuresPerAccount,
         maxFailuresPerClient: DEFAULTS.maxFailuresPerClient,

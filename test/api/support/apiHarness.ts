@@ -44,7 +44,7 @@ export function apiConfig(overrides: Partial<ApiConfig['limits']> = {}, rate: Pa
   return {
     enabled: true,
     listen: { host: '127.0.0.1', port: 0 },
-    limits: { maxElements: DEFAULTS.maxElements, maxElementBytes: DEFAULTS.maxElementBytes, maxBodyBytes: DEFAULTS.maxBodyBytes, requestTimeoutSeconds: DEFAULTS.requestTimeoutSeconds, ...overrides },
+    limits: { maxElements: DEFAULTS.maxElements, maxElementBytes: DEFAULTS.maxElementBytes, maxBodyBytes: DEFAULTS.maxBodyBytes, requestTimeoutSeconds: DEFAULTS.requestTimeoutSeconds, maxConnections: DEFAULTS.maxApiConnections, ...overrides },
     loginRateLimit: {
       maxFailuresPerAccount: DEFAULTS.maxFailuresPerAccount,
       maxFailuresPerClient: DEFAULTS.maxFailuresPerClient,
