@@ -1,5 +1,5 @@
 import type { ApiLimits } from '../config/index.js';
-import { OPERATIONS, indexesInSlices, type Operation, type ProtectOptions } from '../engine/index.js';
+import { OPERATIONS, indexesInSlices, maxTokenBytes, type Operation, type ProtectOptions } from '../engine/index.js';
 import { ApiError } from './apiError.js';
 
 /** The body as the schema lets it through: shapes checked, names not yet. */
@@ -82,11 +82,15 @@ export async function toProtectionCall(body: ProtectionRequestBody, limits: ApiL
     throw new ApiError(400, 'not_a_string', 'every element of data must be a string', notStrings);
   }
   const strings = data as string[];
+  // Unprotect takes tokens, longer than the values they protect: every token of a value within
+  // the limit must come back.
+  const maxBytes = operation === 'unprotect' ? maxTokenBytes(limits.maxElementBytes) : limits.maxElementBytes;
   // A UTF-8 character takes at most 3 bytes per UTF-16 unit: short strings skip the byte count.
-  const safeLength = Math.floor(limits.maxElementBytes / 3);
-  const tooLarge = await indexesInSlices(strings, (v) => v.length > safeLength && Buffer.byteLength(v, 'utf8') > limits.maxElementBytes);
+  const safeLength = Math.floor(maxBytes / 3);
+  const tooLarge = await indexesInSlices(strings, (v) => v.length > safeLength && Buffer.byteLength(v, 'utf8') > maxBytes);
   if (tooLarge.length > 0) {
-    throw new ApiError(413, 'element_too_large', `elements longer than ${limits.maxElementBytes} bytes`, tooLarge);
+    const what = operation === 'unprotect' ? `tokens longer than ${maxBytes} bytes (the longest a value of api.limits.maxElementBytes, ${limits.maxElementBytes}, becomes)` : `elements longer than ${maxBytes} bytes (api.limits.maxElementBytes)`;
+    throw new ApiError(413, 'element_too_large', what, tooLarge);
   }
   return { operation: operation as Operation, data: strings, options: mergeOptions(body) };
 }

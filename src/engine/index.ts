@@ -12,7 +12,7 @@ export {
   isKind, isLang, isMethod,
   type Discrepancy, type Kind, type Lang, type Method, type Operation, type ProtectOptions, type ProtectionResponse,
 } from './types.js';
-export { DEFAULT_MAX_VALUE_BYTES, isLongerThan } from './valueLimits.js';
+export { DEFAULT_MAX_VALUE_BYTES, isLongerThan, maxTokenBytes } from './valueLimits.js';
 export { inSlices } from './slicedWork.js';
 export { indexesInSlices, mapInSlices } from './slicedBatch.js';
 export { currentTokenSpelling } from './tokens/tokenCodecs.js';

@@ -108,6 +108,20 @@ describe('413 Payload Too Large', () => {
     expect(r.body).toMatchObject({ statusCode: 413, code: 'element_too_large', indexes: [1, 3] });
   });
 
+  it('tokens of elements within the limit unprotect, however longer than it they are', async () => {
+    const values = ['é'.repeat(32), 'Zürich 東京 Ñandú Jean-Luc 42'.slice(0, 20), 'a'.repeat(64)];
+    const tokens = await protect(h.url, s, 'text', { id: 1, operation: 'protect', method: 'tokenise', data: values });
+    expect(tokens.status).toBe(200);
+    const data = tokens.body['result'] as string[];
+    expect(data.some((token) => Buffer.byteLength(token, 'utf8') > 64)).toBe(true);
+    const back = await protect(h.url, s, 'text', { id: 2, operation: 'unprotect', method: 'tokenise', data });
+    expect(back.status).toBe(200);
+    expect(back.body['result']).toEqual(values);
+    const forged = await protect(h.url, s, 'text', { id: 3, operation: 'unprotect', method: 'tokenise', data: ['x'.repeat(4 * 64 + 257)] });
+    expect(forged.status).toBe(413);
+    expect(forged.body).toMatchObject({ code: 'element_too_large', indexes: [0] });
+  });
+
   it('a body over the size limit', async () => {
     const r = await protect(h.url, s, 'ssn', { id: 1, operation: 'protect', data: ['x'.repeat(20 * 1024)] });
     expect(r.status).toBe(413);
