@@ -23,6 +23,8 @@ const CUSTOMERS = WRITTEN.map((c, i) => ({ ...c, ...UPDATES[i] }));
 interface PgjdbcRun {
   steps: Record<string, 'ok' | number | number[] | { sqlstate: string; message: string }>;
   ids: number[];
+  /** What the masked roles saw browsing the schema and a table, as a GUI client does. */
+  browsed: Record<'support' | 'analyst', { tables: string[]; columns: string[]; primary_key: string[]; indexes: number; result_columns: string[]; phones: (string | null)[] }>;
   /** Per role, the rows of the first and of the second (server-prepared) execution. */
   reads: Record<keyof ClientReads, [Record<string, unknown>[], Record<string, unknown>[]]>;
 }
@@ -58,6 +60,8 @@ describe('pgjdbc', () => {
       server_prepared_inserts: expect.any(Number),
       batch_update_from_values: 'ok',
       batch_update_counts: [2, 2],
+      browse_support: 'ok',
+      browse_analyst: 'ok',
     });
     expect(result.steps.server_prepared_inserts).toBeGreaterThanOrEqual(1);
   });
@@ -76,6 +80,25 @@ describe('pgjdbc', () => {
     for (const pass of [0, 1] as const) {
       const reads = { app: result.reads.app[pass], support: result.reads.support[pass], analyst: result.reads.analyst[pass] };
       await expectReadsAsReference(expect, harness, result.ids, reads, `pgjdbc pass ${pass + 1}`);
+    }
+  });
+
+  it('browses the schema and a table as a GUI client does (DatabaseMetaData, a cursor fetch), masked roles included', async () => {
+    const direct = await harness.direct();
+    const stored = await direct.query<{ phone: string }>('SELECT phone FROM customers ORDER BY id LIMIT 5').finally(() => direct.end());
+    for (const role of ['support', 'analyst'] as const) {
+      const seen = result.browsed[role];
+      expect(seen.tables).toContain('customers');
+      expect(seen.columns).toEqual(expect.arrayContaining(['ssn', 'phone', 'email']));
+      expect(seen.primary_key).toEqual(['id']);
+      expect(seen.indexes).toBeGreaterThanOrEqual(1);
+      expect(seen.result_columns).toEqual(expect.arrayContaining(['id', 'ssn', 'phone']));
+      expect(seen.phones).toHaveLength(5);
+      // phone is stored in plaintext and shown masked to both.
+      for (const [i, row] of stored.rows.entries()) {
+        expect(seen.phones[i]).not.toBe(row.phone);
+        expect(seen.phones[i]).toMatch(/\*/);
+      }
     }
   });
 });

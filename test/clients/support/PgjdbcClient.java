@@ -6,10 +6,13 @@
  */
 import java.sql.Array;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -68,6 +71,14 @@ public class PgjdbcClient {
       else out.append(c);
     }
     return out.append('"').toString();
+  }
+
+  static List<Object> names(ResultSet result, String column) throws SQLException {
+    List<Object> out = new ArrayList<>();
+    try (result) {
+      while (result.next()) out.add(result.getString(column));
+    }
+    return out;
   }
 
   interface Step { void run() throws SQLException; }
@@ -163,8 +174,38 @@ public class PgjdbcClient {
         reads.put(role.toLowerCase(), passes);
       }
     }
+    // What a GUI client (DBeaver, DataGrip) does on connect and on opening a table, as the masked roles.
+    Map<String, Object> browsed = new LinkedHashMap<>();
+    for (String role : new String[] {"SUPPORT", "ANALYST"}) {
+      attempt(steps, "browse_" + role.toLowerCase(), () -> {
+        try (Connection connection = connect(role)) {
+          DatabaseMetaData metadata = connection.getMetaData();
+          Map<String, Object> seen = new LinkedHashMap<>();
+          seen.put("tables", names(metadata.getTables(null, "public", "%", new String[] {"TABLE"}), "TABLE_NAME"));
+          seen.put("columns", names(metadata.getColumns(null, "public", "customers", "%"), "COLUMN_NAME"));
+          seen.put("primary_key", names(metadata.getPrimaryKeys(null, "public", "customers"), "COLUMN_NAME"));
+          seen.put("indexes", names(metadata.getIndexInfo(null, "public", "customers", false, true), "INDEX_NAME").size());
+          try (Statement statement = connection.createStatement()) {
+            statement.setFetchSize(2);
+            connection.setAutoCommit(false);
+            try (ResultSet result = statement.executeQuery("SELECT * FROM public.customers ORDER BY id LIMIT 5")) {
+              ResultSetMetaData columns = result.getMetaData();
+              List<Object> labels = new ArrayList<>();
+              for (int i = 1; i <= columns.getColumnCount(); i++) labels.add(columns.getColumnLabel(i));
+              seen.put("result_columns", labels);
+              List<Object> phones = new ArrayList<>();
+              while (result.next()) phones.add(result.getString("phone"));
+              seen.put("phones", phones);
+            }
+            connection.commit();
+          }
+          browsed.put(role.toLowerCase(), seen);
+        }
+      });
+    }
     Map<String, Object> document = new LinkedHashMap<>();
     document.put("steps", steps);
+    document.put("browsed", browsed);
     document.put("ids", ids);
     document.put("reads", reads);
     System.out.println(json(document));
