@@ -14,8 +14,6 @@
  */
 const BACKSLASH_ESCAPE = /\\(?:x([0-9a-fA-F]{1,2})|([0-7]{1,3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|([\s\S]))/g;
 const CONTROL_LETTERS: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-/** The characters UESCAPE may not name (and `\`, the default, tried anyway). */
-const NOT_AN_ESCAPE_CHARACTER = /[0-9a-fA-F+'"\s]/;
 const UNICODE_PREFIX = /u&/i;
 
 function codePoint(hex: string): string {
@@ -69,32 +67,32 @@ function decodeUnicodeEscapes(text: string, escape: string): string {
   });
 }
 
-/** `UESCAPE`, the comments and spaces allowed after it, and the string naming the character. */
-const UESCAPE_CLAUSE = /uescape(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*(?:[eE](?='))?(?:'+|\$[A-Za-z_0-9]*\$)([\s\S])?/gi;
-/** More UESCAPE clauses than this in one text: not decoded, the text is taken as naming anything. */
+/**
+ * A character a `UESCAPE` clause may name (one byte, not a hex digit, `+`, a quote or a space), where
+ * it stands before what a Unicode escape needs: 4 hex digits, or `+` and 6.
+ */
+const ESCAPE_CANDIDATE = /([\x00-\x7f])(?=[0-9a-fA-F]{4}|\+[0-9a-fA-F]{6})/g;
+const NOT_AN_ESCAPE_CHARACTER = /[0-9a-fA-F+'" \t\n\r\f]/;
+const UESCAPE = /uescape/i;
+/** More candidate escape characters than this in one text: not decoded, the text is taken as naming anything. */
 const MAX_ESCAPE_CHARACTERS = 8;
 
 /**
- * The characters that may introduce a Unicode escape in `text`: `\`, and each character a
- * `UESCAPE` clause names; undefined when a clause names none pgveil can read or there are more
- * than MAX_ESCAPE_CHARACTERS clauses. One decoding per character keeps the scan linear in the text.
+ * The characters that may introduce a Unicode escape in `text`: `\`, and, when it holds a
+ * `UESCAPE`, every character that stands before what an escape needs (what the clause names is not
+ * read: PostgreSQL nests comments and continues a string across lines, `UESCAPE /* /* *\/ '!' *\/ '#'`,
+ * `UESCAPE ''⏎'#'`); undefined when there are more than MAX_ESCAPE_CHARACTERS of them. One
+ * decoding per character keeps the scan linear in the text.
  */
 function unicodeEscapeCharacters(text: string): Set<string> | undefined {
   const characters = new Set<string>(['\\']);
-  // Counted first: each clause is read to its string, past comments, so many of them would cost
-  // the text's length each.
-  const clauses = text.match(/uescape/gi)?.length ?? 0;
-  if (clauses === 0) return characters;
-  if (clauses > MAX_ESCAPE_CHARACTERS) return undefined;
-  let read = 0;
-  for (const match of text.matchAll(UESCAPE_CLAUSE)) {
-    const character = match[1];
-    if (character === undefined) return undefined;
-    if (!NOT_AN_ESCAPE_CHARACTER.test(character)) characters.add(character);
-    read++;
+  if (!UESCAPE.test(text)) return characters;
+  for (const [, character] of text.matchAll(ESCAPE_CANDIDATE)) {
+    if (character === undefined || NOT_AN_ESCAPE_CHARACTER.test(character)) continue;
+    characters.add(character);
+    if (characters.size > MAX_ESCAPE_CHARACTERS + 1) return undefined;
   }
-  // A UESCAPE the pattern did not read (a comment left open, say) is not trusted either.
-  return read === clauses ? characters : undefined;
+  return characters;
 }
 
 /** The readings of a text's escapes (escapedSpellings), or undecodable: take the text as naming anything. */

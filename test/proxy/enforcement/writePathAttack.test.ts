@@ -36,6 +36,8 @@ describe('code naming a protected table through escapes the server decodes', () 
   it.each([
     ['a DO block, U&"…" name', `DO $$ BEGIN INSERT INTO U&"\\0063ustomers" (ssn) VALUES ('${ATTACK_SSN}'); END $$`],
     ['a DO block, U&"…" name with UESCAPE', `DO $$ BEGIN INSERT INTO U&"!0063ustomers" UESCAPE '!' (ssn) VALUES ('${ATTACK_SSN}'); END $$`],
+    ['a DO block, UESCAPE naming its character past a nested comment', `DO $$ BEGIN INSERT INTO U&"#0063ustomers" UESCAPE /* /* */ '!' */ '#' (ssn) VALUES ('${ATTACK_SSN}'); END $$`],
+    ['a DO block, UESCAPE naming its character in a string continued on the next line', `DO $$ BEGIN INSERT INTO U&"#0063ustomers" UESCAPE ''\n'#' (ssn) VALUES ('${ATTACK_SSN}'); END $$`],
     ['a DO block written as an E\'\' string', `DO E'BEGIN INSERT INTO cust\\x6fmers (ssn) VALUES (''${ATTACK_SSN}''); END'`],
     ['a DO block creating a function whose E\'\' body names it', `DO $$ BEGIN CREATE FUNCTION nested_insert(x text) RETURNS void LANGUAGE sql AS E'INSERT INTO cust\\x6fmers (ssn) VALUES (x)'; END $$`],
   ])('%s is refused and stores nothing', async (_name, sql) => {
