@@ -13,6 +13,7 @@ import { plaintextOfRow, type OutputColumn, type Scope } from './nameScope.js';
 import { forEachChild, lastName, nodeLocation } from './parseTree.js';
 import { columnName, sameStoredColumn } from './relationLookup.js';
 import type { ColumnRef, PlaintextSource } from './sqlAnalysisTypes.js';
+import { SQL_TEXT_FUNCTIONS } from './sqlTextFunctions.js';
 
 /**
  * Built-ins that hand an argument on outside the result, where a later statement reads it back:
@@ -25,16 +26,6 @@ const SIDE_CHANNEL_FUNCTIONS = new Set([
   'pg_advisory_lock', 'pg_advisory_lock_shared', 'pg_advisory_xact_lock', 'pg_advisory_xact_lock_shared',
   'pg_try_advisory_lock', 'pg_try_advisory_lock_shared', 'pg_try_advisory_xact_lock', 'pg_try_advisory_xact_lock_shared',
   'pg_replication_origin_create', 'pg_backup_start', 'pg_start_backup', 'pg_create_restore_point',
-]);
-
-/** Built-ins that run SQL given as text (or read a cursor by name): what they read is not in the tree. */
-const SQL_TEXT_FUNCTIONS = new Set([
-  'query_to_xml', 'query_to_xmlschema', 'query_to_xml_and_xmlschema',
-  'cursor_to_xml', 'cursor_to_xmlschema',
-  'table_to_xml', 'table_to_xmlschema', 'table_to_xml_and_xmlschema',
-  'schema_to_xml', 'schema_to_xmlschema', 'schema_to_xml_and_xmlschema',
-  'database_to_xml', 'database_to_xmlschema', 'database_to_xml_and_xmlschema',
-  'ts_stat', 'ts_rewrite', 'dblink', 'dblink_exec', 'dblink_open', 'dblink_fetch', 'dblink_send_query',
 ]);
 
 /** The function names whose calls the exposure analysis looks at (lowercase). */

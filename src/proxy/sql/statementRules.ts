@@ -14,6 +14,7 @@ import { forEachChild, nodeType, stringList } from './parseTree.js';
 import { pinnedSettingName } from './pinnedSettingName.js';
 import type { RelationLookup } from './relationLookup.js';
 import type { RuleFinding } from './sqlAnalysisTypes.js';
+import { SQL_TEXT_FUNCTIONS } from './sqlTextFunctions.js';
 
 /** Statement kinds any role may run (their values and names are analysed elsewhere). */
 const PLAIN_STATEMENTS = new Set([
@@ -65,15 +66,6 @@ const FILE_FUNCTIONS = new Set([
   'pg_read_file', 'pg_read_binary_file', 'pg_ls_dir', 'pg_ls_logdir', 'pg_ls_waldir', 'pg_ls_tmpdir', 'pg_ls_archive_statusdir',
   'pg_ls_logicalsnapdir', 'pg_ls_logicalmapdir', 'pg_ls_replslotdir', 'pg_stat_file', 'lo_import', 'lo_export',
   'pg_file_write', 'pg_file_rename', 'pg_file_unlink', 'pg_file_sync', 'pg_logdir_ls',
-]);
-
-/** Functions that run SQL given as text (or reach another database): code by another name. */
-const SQL_TEXT_FUNCTIONS = new Set([
-  'query_to_xml', 'query_to_xmlschema', 'query_to_xml_and_xmlschema', 'cursor_to_xml', 'cursor_to_xmlschema',
-  'table_to_xml', 'table_to_xmlschema', 'table_to_xml_and_xmlschema', 'schema_to_xml', 'schema_to_xmlschema',
-  'schema_to_xml_and_xmlschema', 'database_to_xml', 'database_to_xmlschema', 'database_to_xml_and_xmlschema',
-  'dblink', 'dblink_exec', 'dblink_open', 'dblink_fetch', 'dblink_send_query', 'dblink_get_result', 'dblink_connect',
-  'dblink_connect_u',
 ]);
 
 /**

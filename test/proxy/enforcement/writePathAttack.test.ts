@@ -92,3 +92,25 @@ describe('ALTER COLUMN … TYPE … USING a masked plaintext-at-rest column', ()
     expect((await run(APP, 'ALTER TABLE customers ALTER COLUMN note TYPE text USING phone')).code).toBeUndefined();
   });
 });
+
+describe('SQL run as text by the text-search built-ins', () => {
+  const rewrite = (from: string): string =>
+    `ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, quote_literal(phone)::tsquery FROM ${from} WHERE id = 100000')`;
+
+  it.each([
+    ['ts_rewrite', `SELECT ${rewrite('customers')}::text AS r`],
+    ['ts_stat', "SELECT word FROM ts_stat('SELECT to_tsvector(''simple'', phone) FROM customers')"],
+  ])('%s needs the code privilege (42501), as query_to_xml does', async (_name, sql) => {
+    const outcome = await run(APP, sql);
+    expect(outcome.code).toBe('42501');
+    expect(outcome.text).toContain('rule "code"');
+  });
+
+  it('a function running its SQL through ts_rewrite, the table name split, is refused: support cannot call it', async () => {
+    const create = `CREATE FUNCTION rewrite_phone() RETURNS text LANGUAGE sql AS $f$ SELECT ${rewrite("cust' || 'omers")}::text $f$`;
+    expect((await run(APP, create)).code).toBe('42501');
+    const read = await run(SUPPORT, 'SELECT rewrite_phone() AS p');
+    expect(read.code).toBe('42883');
+    expect(read.text).not.toContain(ATTACK_PHONE);
+  });
+});
