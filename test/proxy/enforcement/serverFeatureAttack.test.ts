@@ -72,6 +72,20 @@ describe('errors and notices the server raises over stored values', () => {
     }
   });
 
+  it('an error or notice a function raises with a SQLSTATE that names no value (RAISE … USING ERRCODE)', async () => {
+    await h.direct.query(`
+      CREATE OR REPLACE FUNCTION check_access(x text) RETURNS boolean LANGUAGE plpgsql
+        AS $$ BEGIN RAISE EXCEPTION 'access denied for %', x USING ERRCODE = 'insufficient_privilege'; END $$;
+      CREATE OR REPLACE FUNCTION note_state(x text) RETURNS boolean LANGUAGE plpgsql
+        AS $$ BEGIN RAISE NOTICE 'state %', x USING ERRCODE = '25000'; RETURN true; END $$`);
+    for (const account of [SUPPORT, ANALYST]) {
+      const seen = await tried(account, ['SELECT id FROM customers WHERE check_access(phone)', 'SELECT id FROM customers WHERE note_state(phone)']);
+      expect(seen).toMatch(/^E .*C42501.*pgveil withheld the server's message for SQLSTATE 42501/m);
+      expect(seen).toMatch(/^N .*pgveil withheld the server's message for SQLSTATE 25000/m);
+      expect(seen).not.toContain(PHONE_DIGITS);
+    }
+  });
+
   it('errors about the client\'s own text or its names keep their message', async () => {
     const seen = await tried(SUPPORT, [
       'SELECT nosuch FROM customers', 'SELECT * FROM nosuch_table', "SELECT 'x'::regclass", 'FETCH ALL FROM nosuch_cursor',

@@ -18,7 +18,9 @@
  *   (insufficient privilege 42501, wrong object type 42809: `permission denied for table …`,
  *   `cannot copy to view …`), whose name a value matches only as a predicate's answer would tell;
  *   or about a portal or prepared statement the client named in its own messages (26000, 34000,
- *   42P03, 42P05).
+ *   42P03, 42P05);
+ * and, either way, it was not raised inside code the server ran for the statement (no CONTEXT):
+ * a function's RAISE chooses its SQLSTATE and its message.
  * Integrity violations (23) and data exceptions (22) lose their message even with a position.
  * The SQLSTATE, severity, position and the rest stay.
  */
@@ -40,8 +42,9 @@ const CODE = 0x43; // C
 const DETAIL = 0x44; // D
 const MESSAGE = 0x4d; // M
 const POSITION = 0x50; // P
+const CONTEXT = 0x57; // W
 /** Fields withheld with the message: HINT, CONTEXT (W) and the internal query (q) of code it ran. */
-const WITH_MESSAGE = new Set([0x48 /* H */, 0x57 /* W */, 0x71 /* q */]);
+const WITH_MESSAGE = new Set([0x48 /* H */, CONTEXT, 0x71 /* q */]);
 
 /** The fields of an ErrorResponse or NoticeResponse body, in order (code byte, value). */
 function fieldsOf(frame: Buffer): [number, string][] {
@@ -57,10 +60,15 @@ function fieldsOf(frame: Buffer): [number, string][] {
   return fields;
 }
 
-/** Whether the message (and its hint, context, internal query) may quote a stored value. */
+/**
+ * Whether the message (and its hint, context, internal query) may quote a stored value. Raised in
+ * code the server ran for the statement (a function, a trigger: it carries a CONTEXT), an error or
+ * notice may have any SQLSTATE and any message (`RAISE … USING ERRCODE = '42501'`), so neither the
+ * SQLSTATE nor a position vouches for it there.
+ */
 function messageMayQuoteValues(code: string, fields: readonly [number, string][]): boolean {
   const sqlClass = code.slice(0, 2);
-  if (VALUE_CLASSES.has(sqlClass)) return true;
+  if (VALUE_CLASSES.has(sqlClass) || fields.some(([field]) => field === CONTEXT)) return true;
   if (VALUE_FREE_CLASSES.has(sqlClass) || NAMED_OBJECT_CODES.has(code)) return false;
   return !fields.some(([field]) => field === POSITION);
 }
