@@ -168,6 +168,8 @@ function topLevel(node: Node, relations: RelationLookup, findings: RuleFinding[]
     findings.push({ rule: 'derived', what: 'SELECT INTO' });
   } else if ('CopyStmt' in node && (node.CopyStmt.filename !== undefined || node.CopyStmt.is_program === true)) {
     findings.push({ rule: 'server-files', what: node.CopyStmt.is_program === true ? 'COPY … PROGRAM' : 'COPY to or from a server file' });
+    // A program can connect back (psql, a trusted local login) and reach the tables unseen, as dblink can.
+    if (node.CopyStmt.is_program === true) findings.push({ rule: 'code', what: 'COPY … PROGRAM, which runs a program on the server', unanalysable: true });
   } else if ('VariableSetStmt' in node) {
     const { name, kind, args } = node.VariableSetStmt;
     const value = constantText(args?.[0])?.toLowerCase();

@@ -114,3 +114,19 @@ describe('SQL run as text by the text-search built-ins', () => {
     expect(read.text).not.toContain(ATTACK_PHONE);
   });
 });
+
+describe('programs the server runs', () => {
+  it('COPY … TO PROGRAM needs the code privilege (42501): a program can connect back and store plaintext', async () => {
+    // The test server trusts this login from 127.0.0.1 (test/support/postgres.ts), as many servers trust local logins.
+    await h.direct.query("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pgveil_trust') THEN CREATE ROLE pgveil_trust LOGIN; END IF; END $$");
+    await h.direct.query('GRANT ALL ON customers TO pgveil_trust; GRANT USAGE ON SEQUENCE customers_id_seq TO pgveil_trust');
+    const where = await h.direct.query<{ port: string; db: string }>("SELECT current_setting('port') AS port, current_database() AS db");
+    const { port, db } = where.rows[0] as { port: string; db: string };
+    const insert = `INSERT INTO customers (ssn) VALUES ('${ATTACK_SSN}')`;
+    const program = `cat >/dev/null; psql -h 127.0.0.1 -p ${port} -U pgveil_trust -d ${db} -c "${insert}"`.replace(/'/g, "''");
+    const outcome = await run(APP, `COPY (SELECT 1) TO PROGRAM '${program}'`);
+    expect(outcome.code).toBe('42501');
+    expect(outcome.text).toContain('rule "code"');
+    expect(await storedPlaintextSsn(h)).toBe(0);
+  });
+});
