@@ -58,7 +58,8 @@ describe('findListedTableMention', () => {
     const text = `DO $$ BEGIN PERFORM 'U& UESCAPE ${'/**/'.repeat(30)}x'; END $$`;
     const started = performance.now();
     expect(findListedTableMention(text, NAMES)).toBeUndefined();
-    expect(performance.now() - started).toBeLessThan(100);
+    // Far from the seconds a backtracking pattern takes, far above what a busy machine adds.
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it('agrees with the scan alone on any text (property)', () => {

@@ -4,7 +4,8 @@
  * role, or read other sessions' query text — each of those could carry a column to it that its
  * view hides, through paths pgveil cannot follow. Every role needs the `code` privilege for code
  * pgveil cannot analyse on data with column policies (a trigger or rule on such a table, a body
- * with dynamic SQL or in a language pgveil does not read): it could store plaintext. The
+ * with dynamic SQL or in a language pgveil does not read): it could store plaintext; and the `ddl`
+ * privilege for logins and role memberships, which reach the database without pgveil. The
  * policy file's `privileges` section lifts rules per role; statements of a privileged role are
  * still analysed for plaintext at rest like any other.
  */
@@ -34,6 +35,10 @@ export function statementRuleRefusal(analysis: SqlAnalysis, rights: SessionRight
       if (finding.unanalysable === true) {
         return new PolicyRefusal(INSUFFICIENT_PRIVILEGE, `pgveil refused the statement: ${finding.what} runs code pgveil cannot analyse `
           + `where column policies apply (rule "code"); a role needs privileges: { <role>: [code] } in the policy file for it`);
+      }
+      if (finding.everyRole === true) {
+        return new PolicyRefusal(INSUFFICIENT_PRIVILEGE, `pgveil refused the statement: ${finding.what} (rule "${finding.rule}", for every role); `
+          + `a role needs privileges: { <role>: [${finding.rule}] } in the policy file for it`);
       }
       if (rights.restricted) {
         return new PolicyRefusal(INSUFFICIENT_PRIVILEGE, `pgveil refused the statement: ${finding.what} falls under the rule "${finding.rule}" `

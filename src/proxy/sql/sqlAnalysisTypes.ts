@@ -22,6 +22,8 @@ export interface RuleFinding {
    * dynamic SQL or is in a language pgveil does not read.
    */
   readonly unanalysable?: boolean;
+  /** A statement every role needs this rule's privilege for (logins and role memberships: `ddl`). */
+  readonly everyRole?: true;
 }
 
 export interface ColumnRef {

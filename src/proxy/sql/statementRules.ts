@@ -38,6 +38,8 @@ const CODE_STATEMENTS: Readonly<Record<string, string>> = {
   CreateForeignServerStmt: 'CREATE SERVER', AlterForeignServerStmt: 'ALTER SERVER', CreateForeignTableStmt: 'CREATE FOREIGN TABLE',
   ImportForeignSchemaStmt: 'IMPORT FOREIGN SCHEMA', CreateUserMappingStmt: 'CREATE USER MAPPING', AlterUserMappingStmt: 'ALTER USER MAPPING',
   CreateConversionStmt: 'CREATE CONVERSION', CreateOpClassStmt: 'CREATE OPERATOR CLASS', AlterOperatorStmt: 'ALTER OPERATOR',
+  LoadStmt: 'LOAD', AlterSystemStmt: 'ALTER SYSTEM', CreateSubscriptionStmt: 'CREATE SUBSCRIPTION',
+  AlterSubscriptionStmt: 'ALTER SUBSCRIPTION',
 };
 
 /**
@@ -49,7 +51,18 @@ const UNANALYSABLE_CODE_STATEMENTS = new Set([
   'CreateExtensionStmt', 'AlterExtensionStmt', 'AlterExtensionContentsStmt', 'CreatePLangStmt', 'CreateFdwStmt', 'AlterFdwStmt',
   'CreateForeignServerStmt', 'AlterForeignServerStmt', 'CreateForeignTableStmt', 'ImportForeignSchemaStmt',
   'CreateUserMappingStmt', 'AlterUserMappingStmt',
+  // A shared library loaded into the server, its settings (preload libraries), or rows replicated
+  // straight into the tables from another server.
+  'LoadStmt', 'AlterSystemStmt', 'CreateSubscriptionStmt', 'AlterSubscriptionStmt',
 ]);
+
+/**
+ * DDL that makes or changes logins and role memberships: a login made through pgveil can connect
+ * to the database without it. Every role needs the `ddl` privilege for it.
+ */
+const ROLE_STATEMENTS: Readonly<Record<string, string>> = {
+  CreateRoleStmt: 'CREATE ROLE', AlterRoleStmt: 'ALTER ROLE', AlterRoleSetStmt: 'ALTER ROLE … SET', GrantRoleStmt: 'GRANT … TO (a role)',
+};
 
 const DERIVED_STATEMENTS: Readonly<Record<string, string>> = {
   ViewStmt: 'CREATE VIEW', CreateTableAsStmt: 'CREATE TABLE AS / MATERIALIZED VIEW', RefreshMatViewStmt: 'REFRESH MATERIALIZED VIEW',
@@ -194,7 +207,9 @@ function topLevel(node: Node, relations: RelationLookup, findings: RuleFinding[]
     topLevel(node.ExplainStmt.query, relations, findings);
     return;
   }
-  if (!PLAIN_STATEMENTS.has(type) && !(type in CODE_STATEMENTS) && !(type in DERIVED_STATEMENTS)) {
+  if (type in ROLE_STATEMENTS) {
+    findings.push({ rule: 'ddl', what: `${ROLE_STATEMENTS[type] as string}, which makes or changes a login that can reach the database without pgveil`, everyRole: true });
+  } else if (!PLAIN_STATEMENTS.has(type) && !(type in CODE_STATEMENTS) && !(type in DERIVED_STATEMENTS)) {
     findings.push({ rule: 'ddl', what: type.replace(/Stmt$/, '') });
   }
 }

@@ -103,7 +103,7 @@ const CATEGORIES: Record<string, [string, string, RegExp][]> = {
     ['row-level security off', 'ALTER TABLE customers DISABLE ROW LEVEL SECURITY', /rule "code"/],
     ['triggers off', 'ALTER TABLE customers DISABLE TRIGGER ALL', /rule "code"/],
     ['a role', 'ALTER ROLE CURRENT_USER SET search_path = public', /rule "ddl"/],
-    ['the system', "ALTER SYSTEM SET log_statement = 'all'", /rule "ddl"/],
+    ['the system', "ALTER SYSTEM SET log_statement = 'all'", /rule "code"/],
   ],
   COPY: [
     ['to a server file', "COPY customers TO '/tmp/pgveil-red-team.csv'", /rule "server-files"/],
@@ -212,12 +212,31 @@ describe('what still works', () => {
       'CREATE USER MAPPING FOR CURRENT_USER SERVER loopback',
       'IMPORT FOREIGN SCHEMA public LIMIT TO (customers) FROM SERVER loopback INTO app_foreign',
       'CREATE FOREIGN TABLE app_customers (ssn text) SERVER loopback OPTIONS (table_name \'customers\')',
+      // A library loaded into the server, or rows replicated into the tables around pgveil.
+      "LOAD 'auto_explain'",
+      "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'",
+      "CREATE SUBSCRIPTION app_sub CONNECTION 'dbname=postgres' PUBLICATION app_pub WITH (connect = false)",
     ]) {
       const outcome = await attempt(APP, sql);
       expect(outcome.code).toBe('42501');
       expect(outcome.text).toContain('privileges: { <role>: [code] }');
     }
     expect(await plaintextAtRest()).toEqual([]);
+  });
+
+  it('the app needs the ddl privilege for logins and role memberships, which reach the database without pgveil', async () => {
+    for (const sql of [
+      "CREATE ROLE app_backdoor LOGIN SUPERUSER PASSWORD 'x'",
+      'ALTER ROLE postgres PASSWORD NULL',
+      "ALTER ROLE CURRENT_USER SET search_path = 'elsewhere'",
+      'GRANT pg_read_server_files TO CURRENT_USER',
+    ]) {
+      const outcome = await attempt(APP, sql);
+      expect(outcome.code).toBe('42501');
+      expect(outcome.text).toContain('privileges: { <role>: [ddl] }');
+    }
+    const roles = await direct.query("SELECT 1 FROM pg_roles WHERE rolname = 'app_backdoor'");
+    expect(roles.rows).toEqual([]);
   });
 });
 
