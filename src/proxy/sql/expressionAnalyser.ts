@@ -17,7 +17,7 @@ import {
   describeOperator, operandOf, operandPosition, recordLiteral, unprotectableReason, type Operand,
 } from './operands.js';
 import { forEachChild, lastName, nodeLocation, stripCasts } from './parseTree.js';
-import { checkFunctionCall } from './plaintextExposure.js';
+import { checkFunctionCall, checkOperatorUse } from './plaintextExposure.js';
 import type { ColumnRef } from './sqlAnalysisTypes.js';
 import { rejectColumn } from './statementFindings.js';
 import { feedSupplied } from './suppliedValues.js';
@@ -29,6 +29,7 @@ const VALUE_FREE_AGGREGATES = new Set(['count']);
 
 export function analyseExpression(node: Node | undefined, scope: Scope, mode: ExpressionMode, context: AnalysisContext): void {
   if (node === undefined) return;
+  checkOperatorUse(node, scope, context);
   if ('A_Expr' in node) return analyseOperator(node.A_Expr, scope, mode, context);
   if ('SubLink' in node) return analyseSubLink(node.SubLink, scope, mode, context);
   if ('CaseExpr' in node) return analyseCase(node.CaseExpr, scope, mode, context);

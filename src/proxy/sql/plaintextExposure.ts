@@ -14,11 +14,13 @@ import { forEachChild, lastName, nodeLocation } from './parseTree.js';
 import { columnName, sameStoredColumn } from './relationLookup.js';
 import type { ColumnRef, PlaintextSource } from './sqlAnalysisTypes.js';
 import { SQL_TEXT_FUNCTIONS } from './sqlTextFunctions.js';
+import { operatorUse, volatileFunction, volatileOperator } from './volatileCalls.js';
 
 /**
  * Built-ins that hand an argument on outside the result, where a later statement reads it back:
  * a setting, a notification, a large object's data or OID, a sequence's value, an advisory lock's
- * key (pg_locks), a replication origin's name, a backup label, a restore point.
+ * key (pg_locks), a replication origin's name, a backup label, a restore point. Kept beside the
+ * catalog's volatility (checkFunctionCall): it holds without a catalog, and names the route.
  */
 const SIDE_CHANNEL_FUNCTIONS = new Set([
   'set_config', 'pg_notify', 'pg_logical_emit_message', 'lo_from_bytea', 'lo_put', 'pg_file_write',
@@ -121,11 +123,42 @@ export function exposeFunctionSource(node: Node, scope: Scope, context: Analysis
   if (from !== undefined) context.findings.addExposure(from, 'it is passed to a function in FROM, whose result columns name no table column', nodeLocation(node));
 }
 
-/** Function calls anywhere (predicates included) that move a value out of sight or read SQL text. */
+/** The rule, and what lifts it for a function that stores nothing, for the refusal message. */
+const NOT_MARKED_SAFE = 'PostgreSQL\'s catalog does not mark immutable or stable (pg_proc.provolatile), so it may hand the value on '
+  + 'outside the result: only immutable or stable functions may receive a masked column\'s value '
+  + '(ALTER FUNCTION … STABLE marks one that stores nothing)';
+
+/**
+ * Function calls anywhere (predicates included) that move a value out of sight or read SQL text:
+ * the built-ins known to store an argument, and any other the catalog does not mark immutable or
+ * stable. The ORDER BY of `WITHIN GROUP` holds an ordered-set aggregate's arguments.
+ */
 export function checkFunctionCall(call: FuncCall, scope: Scope, context: AnalysisContext): void {
   const name = lastName(call.funcname);
   if (SQL_TEXT_FUNCTIONS.has(name)) context.findings.addOpaqueRead(`function ${name}() reads data through SQL text or a cursor pgveil cannot analyse`);
-  if (!SIDE_CHANNEL_FUNCTIONS.has(name)) return;
-  const from = firstPlaintext(call.args ?? [], scope, context);
-  if (from !== undefined) context.findings.addExposure(from, `it is passed to ${name}(), which hands the value on outside the result`, call.location);
+  const sideChannel = SIDE_CHANNEL_FUNCTIONS.has(name);
+  if (!sideChannel && context.relations.schema.functionIsVolatile === undefined) return;
+  const from = firstPlaintext([...(call.args ?? []), ...(call.agg_order ?? [])], scope, context);
+  if (from === undefined) return;
+  if (sideChannel) {
+    context.findings.addExposure(from, `it is passed to ${name}(), which hands the value on outside the result`, call.location);
+    return;
+  }
+  const volatile = volatileFunction(call.funcname, context.relations.schema);
+  if (volatile !== undefined) context.findings.addExposure(from, `it is passed to ${volatile}(), which ${NOT_MARKED_SAFE}`, call.location);
+}
+
+/** An operator (LIKE, IN, BETWEEN, `CASE x WHEN`, `ORDER BY … USING` too) receiving it whose function is not marked safe. */
+export function checkOperatorUse(node: Node, scope: Scope, context: AnalysisContext): void {
+  const schema = context.relations.schema;
+  if (schema.operatorIsVolatile === undefined) return;
+  const use = operatorUse(node);
+  if (use === undefined) return;
+  const from = firstPlaintext(use.operands, scope, context)
+    ?? (use.subquery === undefined ? undefined : plaintextOfRow(context.subquery(use.subquery, scope)));
+  if (from === undefined) return;
+  const operator = volatileOperator(use, schema);
+  if (operator !== undefined) {
+    context.findings.addExposure(from, `it is passed to operator ${operator}, whose function (pg_operator.oprcode) ${NOT_MARKED_SAFE}`, nodeLocation(node));
+  }
 }

@@ -88,6 +88,16 @@ export interface ProtectedSchema {
    */
   isPolicyBound?(schema: string | undefined, table?: string, column?: string): boolean;
   /**
+   * Optional: true unless PostgreSQL marks every function of this name (aggregates and window
+   * functions included) immutable or stable — in `schema` when the statement qualifies the name,
+   * else in pg_catalog and on the session's search_path; a name the catalog does not know counts as
+   * volatile. A volatile call receiving a plaintext-at-rest column's value may store it out of the
+   * read path's sight: an exposure. Without it, only the built-in side channels count.
+   */
+  functionIsVolatile?(name: string, schema?: string): boolean;
+  /** Optional: the same for an operator (its function, pg_operator.oprcode). */
+  operatorIsVolatile?(name: string, schema?: string): boolean;
+  /**
    * Optional: the schema for the statements of the same text after one with these session
    * effects (a SET search_path changes what later unqualified names denote). Without it, every
    * statement of a text is resolved alike.
