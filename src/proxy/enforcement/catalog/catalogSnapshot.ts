@@ -2,9 +2,11 @@
  * One reading of the upstream catalog: every user relation with its live columns (attnum order,
  * domain types resolved to their base type), which tables inherit from which (partitions too),
  * and for views which base column each plain view column shows and which base columns each
- * computed one reads. Immutable once read.
+ * computed one reads; and which function and operator names PostgreSQL marks volatile. Immutable
+ * once read.
  */
 import type { CatalogQuery, CatalogRow } from '../../../policy/index.js';
+import { readRoutineVolatility, type RoutineVolatility } from './routineVolatility.js';
 import { viewColumnOrigins, viewComputedSources, type AttributeRef } from './viewRuleOrigins.js';
 
 export interface CatalogColumn {
@@ -50,6 +52,8 @@ export interface CatalogSnapshot {
   readonly schemasWithoutUsage?: ReadonlySet<string>;
   /** Relations of pg_catalog and information_schema, by schema (names only: none has column policies). */
   readonly systemRelations?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Function and operator names, and which are volatile (absent: every name counts as unknown). */
+  readonly routines?: RoutineVolatility;
   /** The number of the reading (DatabaseCatalog.readsStarted when it started), set by the catalog cache. */
   readonly readSequence?: number;
 }
@@ -139,6 +143,7 @@ export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogS
     await query(SCHEMAS_WITHOUT_USAGE_SQL, []),
     await query(SYSTEM_RELATIONS_SQL, []),
   ];
+  const routines = await readRoutineVolatility(query);
   const relations = new Map<number, MutableRelation>();
   for (const row of rows) {
     const oid = num(row, 'oid');
@@ -193,7 +198,7 @@ export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogS
   // 'client': set by this connection's startup options (PGOPTIONS), not a default sessions share.
   const defaultSearchPath = str(defaults, 'search_path_source') === 'client' ? undefined : str(defaults, 'search_path');
   return {
-    relations, byName, byBareName, currentUser: str(defaults, 'name'), schemasWithoutUsage, systemRelations,
+    relations, byName, byBareName, currentUser: str(defaults, 'name'), schemasWithoutUsage, systemRelations, routines,
     ...(defaultSearchPath === undefined ? {} : { defaultSearchPath }),
   };
 }

@@ -8,8 +8,9 @@ import type { ColumnPolicy, PolicySet } from '../../../policy/index.js';
 import type { ColumnRef, PlaintextSource, ProtectedSchema, ResolvedTable } from '../../sql/index.js';
 import { findListedTableMention } from '../../sql/protectedNameScan.js';
 import { nameKey, type CatalogRelation, type CatalogSnapshot } from './catalogSnapshot.js';
-import { UNKNOWN_SCOPE } from './searchPathResolution.js';
+import { UNKNOWN_SCOPE, type PathScope } from './searchPathResolution.js';
 import { resolveOnPath } from './resolveOnPath.js';
+import { routineOnPath, type RoutineKind } from './routinesOnPath.js';
 import { PolicyBindings } from '../policyBindings.js';
 
 const MAX_DEPTH = 16;
@@ -31,7 +32,10 @@ export class ColumnPolicies implements ProtectedSchema {
   private readonly resolved = new Map<string, ResolvedTable | null>();
   private protectedNames: readonly string[] | undefined;
   private policyBindings: PolicyBindings | undefined;
-  /** Relation names asked for that this snapshot does not know: a newer catalog may. */
+  /**
+   * Relation names (`schema\0table`) and function or operator names (`function()\0schema\0name`)
+   * asked for that this snapshot does not know: a newer catalog may.
+   */
   readonly missed = new Set<string>();
 
   constructor(readonly snapshot: CatalogSnapshot, readonly policies: PolicySet) {}
@@ -183,6 +187,21 @@ export class ColumnPolicies implements ProtectedSchema {
   isProtected(column: ColumnRef): boolean {
     const policy = this.policyOfColumn(column);
     return policy !== undefined && protectsWrites(policy);
+  }
+
+  functionIsVolatile(name: string, schema?: string): boolean {
+    return this.routineIsVolatile('function', name, schema, UNKNOWN_SCOPE);
+  }
+
+  operatorIsVolatile(name: string, schema?: string): boolean {
+    return this.routineIsVolatile('operator', name, schema, UNKNOWN_SCOPE);
+  }
+
+  /** See ProtectedSchema.functionIsVolatile: an unknown name is volatile, and a miss (a newer reading may know it). */
+  routineIsVolatile(kind: RoutineKind, name: string, schema: string | undefined, scope: PathScope): boolean {
+    const answer = routineOnPath(this.snapshot, kind, name, schema, scope);
+    if (answer === 'unknown') this.missed.add(`${kind}()\u0000${schema ?? ''}\u0000${name}`);
+    return answer !== 'not volatile';
   }
 
   /** True when `text` names a table with protected columns (the analyser's scan, protectedNameScan). */

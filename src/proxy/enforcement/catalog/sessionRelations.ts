@@ -77,6 +77,14 @@ export class SessionRelations implements ProtectedSchema {
     return this.policies.isPolicyBound(schema, table, column);
   }
 
+  functionIsVolatile(name: string, schema?: string): boolean {
+    return this.policies.routineIsVolatile('function', name, schema, this.scope);
+  }
+
+  operatorIsVolatile(name: string, schema?: string): boolean {
+    return this.policies.routineIsVolatile('operator', name, schema, this.scope);
+  }
+
   afterStatement(effects: readonly SessionEffect[]): SessionRelations {
     if (effects.length === 0) return this;
     return new SessionRelations(this.policies, this.tracker.clone().applyAll(effects), this.defaults);
