@@ -124,9 +124,9 @@ export function exposeFunctionSource(node: Node, scope: Scope, context: Analysis
 }
 
 /** The rule, and what lifts it for a function that stores nothing, for the refusal message. */
-const NOT_MARKED_SAFE = 'PostgreSQL\'s catalog does not mark immutable or stable (pg_proc.provolatile), so it may hand the value on '
-  + 'outside the result: only immutable or stable functions may receive a masked column\'s value '
-  + '(ALTER FUNCTION … STABLE marks one that stores nothing)';
+const NOT_MARKED_SAFE = 'PostgreSQL\'s catalog does not mark immutable or stable (pg_proc.provolatile) and so may hand the value on '
+  + 'outside the result; in any clause, a masked column\'s value may only reach immutable or stable functions '
+  + '(ALTER FUNCTION ... STABLE marks one that stores nothing)';
 
 /**
  * Function calls anywhere (predicates included) that move a value out of sight or read SQL text:

@@ -141,6 +141,7 @@ describe('volatile functions and operators (pg_proc.provolatile)', () => {
     for (const account of [SUPPORT, ANALYST]) {
       const seen = await tried(account, [`SELECT id FROM customers WHERE setseed(('0.' || ${digits})::float8) IS NOT NULL`, 'SELECT random()::text']);
       expect(seen).toMatch(volatileRefusal);
+      expect(seen).toMatch(/it is passed to setseed\(\), which .*ALTER FUNCTION \.\.\. STABLE/);
       expect(seen).not.toContain(leaked);
     }
   });
