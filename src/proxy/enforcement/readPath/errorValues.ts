@@ -26,7 +26,9 @@
  */
 import { FrameWriter } from '../../protocol/frameWriter.js';
 
-const WITHHELD_DETAIL = 'pgveil withheld the detail of this error: it may quote a stored value';
+/** Who gets the whole text: the rule's setting. */
+const WHO_SEES_IT = 'sessions whose roles see every protected column in plaintext get it whole';
+const WITHHELD_DETAIL = `pgveil withheld the detail of this error: it may quote a stored value (${WHO_SEES_IT})`;
 
 /** Classes whose messages name no value (their texts are fixed or name server objects only). */
 const VALUE_FREE_CLASSES = new Set(['08', '25', '40', '53', '57']);
@@ -60,6 +62,17 @@ function fieldsOf(frame: Buffer): [number, string][] {
   return fields;
 }
 
+/** A CONTEXT line COPY adds, naming the table and the line only (`COPY customers, line 3`). */
+const COPY_LINE = /^COPY [^\n]*, line \d+$/;
+
+/**
+ * Whether a CONTEXT says the server ran code for the statement (a function, a trigger: any line
+ * but COPY's own) or quotes what COPY read (`COPY t, line 3, column phone: "…"`).
+ */
+function contextMayQuoteValues(context: string): boolean {
+  return context.split('\n').some((line) => !COPY_LINE.test(line));
+}
+
 /**
  * Whether the message (and its hint, context, internal query) may quote a stored value. Raised in
  * code the server ran for the statement (a function, a trigger: it carries a CONTEXT), an error or
@@ -68,7 +81,7 @@ function fieldsOf(frame: Buffer): [number, string][] {
  */
 function messageMayQuoteValues(code: string, fields: readonly [number, string][]): boolean {
   const sqlClass = code.slice(0, 2);
-  if (VALUE_CLASSES.has(sqlClass) || fields.some(([field]) => field === CONTEXT)) return true;
+  if (VALUE_CLASSES.has(sqlClass) || fields.some(([field, value]) => field === CONTEXT && contextMayQuoteValues(value))) return true;
   if (VALUE_FREE_CLASSES.has(sqlClass) || NAMED_OBJECT_CODES.has(code)) return false;
   return !fields.some(([field]) => field === POSITION);
 }
@@ -90,7 +103,7 @@ export function withholdErrorValues(frame: Buffer): Buffer | undefined {
       kept.push([field, WITHHELD_DETAIL.replace('error', what)]);
     } else if (field === MESSAGE && quotesValues) {
       changed = true;
-      kept.push([field, `pgveil withheld the server's message for SQLSTATE ${code}: it may quote a stored value`]);
+      kept.push([field, `pgveil withheld the server's message for SQLSTATE ${code}: it may quote a stored value (${WHO_SEES_IT})`]);
     } else if (WITH_MESSAGE.has(field) && quotesValues) {
       changed = true;
     } else {
