@@ -57,6 +57,14 @@ export interface AuditLog {
   readonly counts?: ReadonlyMap<string, number>;
 }
 
+/** An audit line could not be written (disk full, pipe closed): what it records must not happen. */
+export class AuditWriteError extends Error {
+  constructor(event: string, cause: unknown) {
+    super(`pgveil could not write the audit line of ${event}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'AuditWriteError';
+  }
+}
+
 /** Records nothing (tests, and `audit.destination: off`). */
 export const NO_AUDIT: AuditLog = { record: () => undefined };
 
@@ -74,15 +82,26 @@ export interface AuditCounters {
 export function createAuditLog(destination: AuditDestination, tags: { readonly worker?: number } = {}): AuditLog & AuditCounters {
   const counts = new Map<string, number>();
   let logger: Logger | undefined;
+  /** The error of the write under way, if it failed (reported synchronously: the stream is sync). */
+  let failure: unknown;
   if (destination.kind !== 'off') {
     const stream = pino.destination({ dest: destination.kind === 'stdout' ? 1 : destination.path, sync: true, mkdir: true });
+    // pino's own handler turns the stream into a no-op on EPIPE (a log shipper that died): every
+    // later line would be dropped while plaintext still left. Every failure is the caller's instead.
+    stream.removeAllListeners('error');
+    stream.on('error', (error: unknown) => {
+      failure = error;
+    });
     logger = pino({ base: { audit: true, ...tags }, messageKey: 'msg', timestamp: pino.stdTimeFunctions.isoTime }, stream);
   }
   return {
     counts,
     record(event) {
       counts.set(event.event, (counts.get(event.event) ?? 0) + 1);
+      failure = undefined;
       logger?.info(event);
+      // Unwritten, the line fails what it records: the caller sends nothing it would have recorded.
+      if (failure !== undefined) throw new AuditWriteError(event.event, failure);
     },
   };
 }
