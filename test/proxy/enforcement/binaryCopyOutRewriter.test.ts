@@ -33,7 +33,7 @@ async function bodyAfter(action: CopyOutColumn['action']): Promise<Buffer> {
     { direction: 'out', columnCount: 1, columns: [{ policy, action, index: 0, typeOid: INT4 }], options: undefined },
     createEngine({ masterKey: randomBytes(32) }), metrics,
   );
-  const [frame] = await rewriter.rewrite([copyDataMessage(copyBody(UNREADABLE))]);
+  const [frame] = (await rewriter.rewrite([copyDataMessage(copyBody(UNREADABLE))])).frames;
   expect(metrics.undecodableValues).toBe(1);
   return copyData(frame as Buffer);
 }

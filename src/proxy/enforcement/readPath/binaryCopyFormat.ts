@@ -41,6 +41,11 @@ export class BinaryCopyReader {
    */
   constructor(private readonly columnCount: number, private readonly holdLimit: (index: number) => number | undefined) {}
 
+  /** The tuples begun so far (the header and the trailer are none). */
+  get rows(): number {
+    return this.row;
+  }
+
   push(chunk: Buffer): BinaryCopyPiece[] {
     const pieces: BinaryCopyPiece[] = [];
     let at = 0;

@@ -13,6 +13,7 @@ import { copyData } from '../../protocol/messageReaders.js';
 import { copyDataMessage } from '../../protocol/messages.js';
 import { decodeBinary, encodeBinary } from '../valueCodecs/valueCodecs.js';
 import { BinaryCopyReader, binaryCopyField, type BinaryCopyPiece } from './binaryCopyFormat.js';
+import type { RewrittenCopy } from './copyOutRewriter.js';
 
 /** PostgreSQL sends each row in one CopyData message: a held field is never more than its frame. */
 const HOLD_LIMIT = 0x7fffffff;
@@ -31,7 +32,8 @@ export class BinaryCopyOutRewriter {
   }
 
   /** Rewrites a batch of CopyData frames; each frame's bytes stay in a frame of their own. */
-  async rewrite(frames: readonly Buffer[]): Promise<Buffer[]> {
+  async rewrite(frames: readonly Buffer[]): Promise<RewrittenCopy> {
+    const rowsBefore = this.reader.rows;
     const out: Buffer[][] = [];
     const held = new Map<number, { frame: number; slot: number; stored: string }[]>();
     frames.forEach((frame, frameIndex) => {
@@ -62,6 +64,8 @@ export class BinaryCopyOutRewriter {
         held.set(piece.index, list);
       }
     });
+    // Tuples, not frames: the header and the trailer may come in CopyData of their own.
+    const rows = this.reader.rows - rowsBefore;
     for (const [index, fields] of held) {
       const column = this.planned.get(index);
       if (column === undefined) continue;
@@ -74,6 +78,6 @@ export class BinaryCopyOutRewriter {
         (out[field.frame] as Buffer[])[field.slot] = binaryCopyField(encoded ?? null);
       });
     }
-    return out.map((parts, i) => (frames[i]?.[0] !== 0x64 ? (parts[0] as Buffer) : copyDataMessage(Buffer.concat(parts))));
+    return { frames: out.map((parts, i) => (frames[i]?.[0] !== 0x64 ? (parts[0] as Buffer) : copyDataMessage(Buffer.concat(parts)))), rows };
   }
 }

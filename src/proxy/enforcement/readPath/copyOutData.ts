@@ -83,15 +83,17 @@ export class CopyOutData {
     const revealed = plaintextColumns(rewriter.columns);
     const state = this.state;
     const check = this.check;
-    return async (frames, rows) => {
-      if (revealed.length > 0) state.revealed(revealed, rows);
+    return async (frames) => {
       const policySet = state.services.store.current;
-      const rewritten = Buffer.concat(await rewriter.rewrite(frames));
+      const rewritten = await rewriter.rewrite(frames);
       // A reload while the batch was rewritten: if it changes the COPY, the batch never leaves.
       if (check !== undefined && state.services.store.current !== policySet && !stillPlanned(check, await state.policies())) {
         throw endedByReload(`COPY ${check.planned.table} TO STDOUT`, 'it ran', 'COPY');
       }
-      return rewritten;
+      // Recorded before the batch can leave, counting rows rather than CopyData (a header line,
+      // the binary header and trailer are none).
+      if (revealed.length > 0 && rewritten.rows > 0) state.revealed(revealed, rewritten.rows);
+      return Buffer.concat(rewritten.frames);
     };
   };
 }

@@ -14,6 +14,12 @@ import { fromIsoDate, toIsoDate, type DateStyle } from '../valueCodecs/dateStyle
 import { TYPE_OIDS } from '../valueCodecs/valueCodecs.js';
 import { unsupportedRefusal } from '../policyRefusal.js';
 
+/** A batch of COPY TO data rewritten, and how many rows it holds (what the audit line counts). */
+export interface RewrittenCopy {
+  readonly frames: Buffer[];
+  readonly rows: number;
+}
+
 export class CopyOutRewriter {
   private headerPending: boolean;
 
@@ -27,10 +33,10 @@ export class CopyOutRewriter {
     return this.stream.columns;
   }
 
-  /** Rewrites CopyData frames (one row each); other frames are returned as they are. */
-  async rewrite(frames: readonly Buffer[]): Promise<Buffer[]> {
+  /** Rewrites CopyData frames (one row each, but a header line); other frames are returned as they are. */
+  async rewrite(frames: readonly Buffer[]): Promise<RewrittenCopy> {
     const options = this.stream.options;
-    if (options === undefined) return [...frames];
+    if (options === undefined) return { frames: [...frames], rows: 0 };
     const rows: { frame: Buffer; content: Buffer; fields: ReturnType<typeof splitFields> }[] = [];
     const replacements: Map<number, string>[] = [];
     frames.forEach((frame) => {
@@ -74,7 +80,7 @@ export class CopyOutRewriter {
         (replacements[positions[i] as number] as Map<number, string>).set(column.index, text);
       });
     }
-    return rows.map((row, rowIndex) => {
+    const out = rows.map((row, rowIndex) => {
       const changes = replacements[rowIndex] as Map<number, string>;
       if (changes.size === 0) return row.frame;
       const body = copyData(row.frame);
@@ -89,5 +95,7 @@ export class CopyOutRewriter {
       parts.push(body.subarray(cursor));
       return copyDataMessage(Buffer.concat(parts));
     });
+    // The header line (fields: none) is no row.
+    return { frames: out, rows: rows.filter((row) => row.fields.length > 0).length };
   }
 }
