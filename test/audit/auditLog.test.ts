@@ -147,6 +147,10 @@ describe('refusal reasons in the audit log', () => {
       const support = await harness.connect(SUPPORT);
       await support.query(`INSERT INTO customers (ssn) VALUES ('${SSN}' '${SSN}') RETURNING nonsense!`).catch(() => undefined);
       await support.query(`SELECT pg_read_file('/etc/${SSN}')`).catch(() => undefined);
+      // COPY options pgveil does not understand: the refusal names them to the client, not to the log.
+      for (const option of [`FORMAT '${SSN}'`, `HEADER '${SSN}'`, `ENCODING 'x''${SSN}'`]) {
+        await support.query(`COPY customers (ssn) FROM STDIN WITH (${option})`).catch(() => undefined);
+      }
       await support.end();
       const refusals = (await lines()).filter((line) => line['event'] === 'proxy.refused');
       expect(refusals.length).toBeGreaterThan(0);

@@ -11,6 +11,8 @@ import { Scope } from './nameScope.js';
 import { exposeResultColumns } from './plaintextExposure.js';
 import { relationItem } from './queryAnalyser.js';
 import { stringList } from './parseTree.js';
+// The client's option text goes back quoted as a constant: the audit line keeps none of it (proxy.refused).
+import { quoteLiteral } from './spliceLiterals.js';
 import type { CopyColumn, CopyFormat, CopyOptions, CopyShape } from './sqlAnalysisTypes.js';
 import { rejectColumn, rejectStatement } from './statementFindings.js';
 import { misuseResultColumns } from './suppliedValues.js';
@@ -92,7 +94,7 @@ export function copyOptions(elements: readonly Node[] | undefined): CopyOptions 
     if (name === 'encoding') {
       const encoding = (stringOption(element) ?? '').toLowerCase().replace(/[-_]/g, '');
       if (encoding !== 'utf8' && encoding !== 'unicode') {
-        rejectStatement(`pgveil refused the statement: COPY with ENCODING '${stringOption(element) ?? ''}' into a table with protected columns (pgveil rewrites rows as UTF-8)`, element.location);
+        rejectStatement(`pgveil refused the statement: COPY with ENCODING ${quoteLiteral(stringOption(element) ?? '')} into a table with protected columns (pgveil rewrites rows as UTF-8)`, element.location);
       }
     } else if (!KNOWN_OPTIONS.has(name)) {
       rejectStatement(`pgveil refused the statement: COPY option ${name} is not understood for a table with protected columns`, element.location);
@@ -126,7 +128,7 @@ function stringOption(element: DefElem | undefined): string | undefined {
 function formatOption(element: DefElem | undefined): CopyFormat {
   const format = (stringOption(element) ?? 'text').toLowerCase();
   if (format === 'text' || format === 'csv' || format === 'binary') return format;
-  return rejectStatement(`pgveil refused the statement: COPY format ${format} is not understood`, element?.location);
+  return rejectStatement(`pgveil refused the statement: COPY format ${quoteLiteral(format)} is not understood`, element?.location);
 }
 
 function headerOption(element: DefElem | undefined): boolean | 'match' {
@@ -139,7 +141,7 @@ function headerOption(element: DefElem | undefined): boolean | 'match' {
   if (text === 'match') return 'match';
   if (['true', 'on', 'yes', '1'].includes(text)) return true;
   if (['false', 'off', 'no', '0'].includes(text)) return false;
-  return rejectStatement(`pgveil refused the statement: COPY HEADER ${text} is not understood`, element.location);
+  return rejectStatement(`pgveil refused the statement: COPY HEADER ${quoteLiteral(text)} is not understood`, element.location);
 }
 
 function columnListOption(element: DefElem | undefined): readonly string[] | '*' {
