@@ -65,6 +65,21 @@ export class AuditWriteError extends Error {
   }
 }
 
+/**
+ * Records an event that discloses nothing (a reload): a line that cannot be written is reported
+ * (false) rather than thrown, since the reload has happened. The next disclosure fails on the same
+ * destination, so nothing is revealed unrecorded.
+ */
+export function recordUnlessUnwritable(audit: AuditLog, event: AuditEvent): boolean {
+  try {
+    audit.record(event);
+    return true;
+  } catch (error) {
+    if (error instanceof AuditWriteError) return false;
+    throw error;
+  }
+}
+
 /** Records nothing (tests, and `audit.destination: off`). */
 export const NO_AUDIT: AuditLog = { record: () => undefined };
 

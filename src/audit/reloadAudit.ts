@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { AccountConfig } from '../config/index.js';
 import type { PolicySet } from '../policy/index.js';
-import type { AccountChanges, AuditLog } from './auditLog.js';
+import { recordUnlessUnwritable, type AccountChanges, type AuditLog } from './auditLog.js';
 
 function sameAccount(a: AccountConfig, b: AccountConfig): boolean {
   const roles = (account: AccountConfig): string => JSON.stringify([...account.roles].sort());
@@ -54,7 +54,7 @@ export function policyReloadAudit(audit: AuditLog, inForce: PolicySet): PolicyRe
   let generation = 1;
   let current = inForce;
   const record = (outcome: 'ok' | 'failed'): void => {
-    audit.record({ event: 'policy.reload', outcome, file: current.file, generation, digest: policyDigest(current), columns: current.columns.length });
+    recordUnlessUnwritable(audit, { event: 'policy.reload', outcome, file: current.file, generation, digest: policyDigest(current), columns: current.columns.length });
   };
   return {
     loaded(set) {

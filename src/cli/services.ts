@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { timingSafeEqual } from 'node:crypto';
 import { createApiAuthoriser, startApiServer, type RunningApi } from '../api/index.js';
 import {
-  accountChanges, createAuditLog, policyReloadAudit, type AuditDestination, type AuditLog, type PolicyReloadAudit,
+  accountChanges, createAuditLog, policyReloadAudit, recordUnlessUnwritable, type AuditDestination, type AuditEvent, type AuditLog, type PolicyReloadAudit,
 } from '../audit/index.js';
 import { AccountStore, AuthService, systemClock, type Clock } from '../auth/index.js';
 import { ConfigError, loadKeyMaterial, type AccountConfig, type Env, type KeyMaterial, type PgveilConfig } from '../config/index.js';
@@ -67,6 +67,11 @@ function sameKeys(a: KeyMaterial, b: KeyMaterial): boolean {
  * The keys are read at start only (the engine and the session tokens derive from them): a reload
  * that names other keys, or keys that cannot be read, is reported and leaves the keys in force.
  */
+/** A reload's audit line; one that cannot be written is logged, not thrown (the reload happened). */
+function recordReload(audit: AuditLog, logger: Logger, event: AuditEvent): void {
+  if (!recordUnlessUnwritable(audit, event)) logger.error({ event: event.event }, 'cannot write the audit line of a reload: disclosures fail until the audit destination takes lines again');
+}
+
 async function checkReloadedKeys(inForce: KeyMaterial, next: PgveilConfig, env: Env, logger: Logger, audit: AuditLog): Promise<void> {
   const versions = { keyVersion: inForce.keyVersion, versions: versionsOf(inForce) };
   let requested: KeyMaterial;
@@ -75,12 +80,12 @@ async function checkReloadedKeys(inForce: KeyMaterial, next: PgveilConfig, env: 
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : 'cannot read the keys';
     logger.error(`configuration reloaded without its keys; the keys in force stay:\n${message}`);
-    audit.record({ event: 'keys.reload', outcome: 'failed', ...versions, requestedKeyVersion: next.keys.keyVersion, requestedVersions: [next.keys.keyVersion, ...next.keys.previousKeys.map((key) => key.version)] });
+    recordReload(audit, logger, { event: 'keys.reload', outcome: 'failed', ...versions, requestedKeyVersion: next.keys.keyVersion, requestedVersions: [next.keys.keyVersion, ...next.keys.previousKeys.map((key) => key.version)] });
     return;
   }
   if (sameKeys(inForce, requested)) return;
   logger.warn({ keyVersion: inForce.keyVersion, requestedKeyVersion: requested.keyVersion }, 'the reloaded configuration names other keys: they take effect at the next start');
-  audit.record({ event: 'keys.reload', outcome: 'restart_required', ...versions, requestedKeyVersion: requested.keyVersion, requestedVersions: versionsOf(requested) });
+  recordReload(audit, logger, { event: 'keys.reload', outcome: 'restart_required', ...versions, requestedKeyVersion: requested.keyVersion, requestedVersions: versionsOf(requested) });
 }
 
 function auditDestination(config: PgveilConfig): AuditDestination {
@@ -167,17 +172,17 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
         await checkAccounts(next.accounts);
       } catch (error) {
         logger.error(`configuration not reloaded; the previous accounts stay:\n${(error as Error).message}`);
-        audit.record({ event: 'accounts.reload', outcome: 'failed', reason: 'upstream_login_refused', ...changes });
+        recordReload(audit, logger, { event: 'accounts.reload', outcome: 'failed', reason: 'upstream_login_refused', ...changes });
         return;
       }
       accountsInForce = next.accounts;
       accounts.replaceAll(next.accounts);
       logger.info({ accounts: next.accounts.length }, 'configuration reloaded: accounts applied');
-      audit.record({ event: 'accounts.reload', outcome: 'ok', ...changes });
+      recordReload(audit, logger, { event: 'accounts.reload', outcome: 'ok', ...changes });
       await checkReloadedKeys(keys, next, opts.env ?? process.env, logger, audit);
     },
     configRefused() {
-      audit.record({ event: 'accounts.reload', outcome: 'failed', reason: 'invalid_configuration' });
+      recordReload(audit, logger, { event: 'accounts.reload', outcome: 'failed', reason: 'invalid_configuration' });
     },
     async close() {
       for (const close of closers.reverse()) await close();

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiAuthoriser } from '../../src/api/authorisation.js';
-import { createAuditLog, type AuditEvent, type AuditLog } from '../../src/audit/index.js';
+import { AuditWriteError, createAuditLog, recordUnlessUnwritable, type AuditEvent, type AuditLog } from '../../src/audit/index.js';
 import { parsePolicies } from '../../src/policy/index.js';
 import { apiConfig, authHeaders, login, makeAccount, startHarness, type Harness, type TestAccount } from '../api/support/apiHarness.js';
 import { openRawSession } from '../proxy/support/rawProtocol.js';
@@ -96,6 +96,16 @@ describe.each(destinations)('the proxy when %s', (_name, destination) => {
       } finally {
         session.close();
       }
+    }
+  });
+});
+
+describe('a reload recorded on a failing destination', () => {
+  it('is reported, not thrown (the reload happened); the next disclosure still fails', () => {
+    for (const audit of [createAuditLog({ kind: 'file', path: '/dev/full' }), brokenPipeAudit('reload.fifo')]) {
+      const reload: AuditEvent = { event: 'policy.reload', outcome: 'ok', file: 'policies.yaml', generation: 2, digest: 'sha256:0', columns: 1 };
+      expect(recordUnlessUnwritable(audit, reload)).toBe(false);
+      expect(() => audit.record({ event: 'api.unprotect', account: 'a@example.com', kind: 'ssn', scope: 's', method: 'fpe', count: 1 })).toThrow(AuditWriteError);
     }
   });
 });
