@@ -3,7 +3,11 @@
  * marked stale when a session runs DDL or the policies reload, and refreshed on a miss (an OID in
  * a RowDescription, a table name it does not know). Refreshes on misses are spaced by at least
  * `missIntervalMs` (a miss waits for the next one rather than trust an old snapshot), so a burst
- * of statements naming unknown relations costs one refresh, not one each.
+ * of statements naming unknown relations costs one refresh, not one each. Every reading, on a miss
+ * or after DDL, starts at least READ_GAP_FACTOR times the last reading's duration after it ended: a
+ * client naming new names, or running DDL, in a loop keeps the reader (the database, and this
+ * process's event loop, which builds the snapshot) busy a bounded share of the time, however large
+ * the catalog.
  */
 import type { CatalogSnapshot } from './catalogSnapshot.js';
 import type { CatalogLoader } from './upstreamCatalogReader.js';
@@ -11,12 +15,19 @@ import type { CatalogLoader } from './upstreamCatalogReader.js';
 /** How long a name or OID that a refresh did not find is taken as absent (no refresh for it). */
 const CONFIRMED_MISSING_MS = 5_000;
 
+/** The least gap between readings, in durations of the last one (the reader is busy at most 1/(1 + this) of the time). */
+const READ_GAP_FACTOR = 4;
+
+const pause = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms)));
+
 export class DatabaseCatalog {
   private snapshot: CatalogSnapshot | undefined;
   private loading: Promise<CatalogSnapshot> | undefined;
   private stale = true;
   private lastLoad = 0;
   private lastLoadStarted = 0;
+  /** How long the last reading took (ms). */
+  private lastDuration = 0;
   private nextMissLoad: Promise<void> | undefined;
   /** Bumped on each new snapshot: part of the SQL analysis cache key. */
   generation = 0;
@@ -84,17 +95,21 @@ export class DatabaseCatalog {
 
   private load(): Promise<CatalogSnapshot> {
     if (this.loading) return this.loading;
-    // Marked before the read starts: DDL committed during the read is seen by it or by the next.
+    // Marked before the read starts: DDL committed during the read (or the gap before it) is seen by it or by the next.
     this.stale = false;
-    this.lastLoadStarted = Date.now();
-    const readSequence = ++this.readsStarted;
-    const loading = this.loader(this.database).then(
-      (read) => {
+    const loading = pause(this.lastLoad + READ_GAP_FACTOR * this.lastDuration - Date.now()).then(() => {
+      const started = Date.now();
+      this.lastLoadStarted = started;
+      const readSequence = ++this.readsStarted;
+      return this.loader(this.database).then((read) => ({ read, readSequence, started }));
+    }).then(
+      ({ read, readSequence, started }) => {
         // Which sessions logged in before this reading started (their defaults may differ).
         const snapshot: CatalogSnapshot = { ...read, readSequence };
         this.snapshot = snapshot;
         this.generation++;
         this.lastLoad = Date.now();
+        this.lastDuration = this.lastLoad - started;
         this.loading = undefined;
         return snapshot;
       },
