@@ -20,6 +20,7 @@ import { Keyring } from '../../../../src/keys/keyring.js';
 import { openPolicyStore, type PolicyStore } from '../../../../src/policy/index.js';
 import { startProxy, type RunningProxy, type UpstreamLogin } from '../../../../src/proxy/index.js';
 import { createPolicyHooks, type PolicyHooks } from '../../../../src/proxy/enforcement/index.js';
+import { upstreamCatalogLoader, type CatalogLoader } from '../../../../src/proxy/enforcement/catalog/upstreamCatalogReader.js';
 import { startTestPostgres, type TestPostgres } from '../../../support/postgres.js';
 
 export interface TestAccount {
@@ -89,10 +90,12 @@ export interface PolicyHarnessOptions {
   startDatabase?: () => Promise<TestPostgres>;
   /** pgveil role → the upstream login its sessions use (proxy.upstreamRoles); the database's superuser otherwise. */
   upstreamLogins?: ReadonlyMap<string, UpstreamLogin>;
+  /** Wraps the hooks' catalog loader (to count or slow its readings). */
+  wrapCatalogLoader?: (loader: CatalogLoader) => CatalogLoader;
 }
 
 export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = POLICIES_YAML, options: PolicyHarnessOptions = {}): Promise<PolicyHarness> {
-  const { startDatabase = startTestPostgres, upstreamLogins, ...extra } = options;
+  const { startDatabase = startTestPostgres, upstreamLogins, wrapCatalogLoader, ...extra } = options;
   const database = await startDatabase();
   const setup = new pg.Client({ connectionString: database.url });
   await setup.connect();
@@ -108,7 +111,8 @@ export async function startPolicyHarness(schemaSql = SCHEMA_SQL, policiesYaml = 
     host: database.host, port: database.port, user: database.user, password: database.password,
     database: database.database, sslmode: 'disable' as const,
   };
-  const hooks = await createPolicyHooks({ policies: store, engine, upstream, logger, ...extra });
+  const catalogLoader = wrapCatalogLoader?.(upstreamCatalogLoader(upstream));
+  const hooks = await createPolicyHooks({ policies: store, engine, upstream, logger, ...extra, ...(catalogLoader === undefined ? {} : { catalogLoader }) });
   const accounts = await Promise.all([APP, SUPPORT, ANALYST].map(async (account) => ({
     email: account.email,
     passwordHash: await hashPassword(account.password, 4),
