@@ -68,12 +68,15 @@ function analysedWith(
 }
 
 /**
- * A relation the catalog does not know (created by another session since the last load): look
- * again before deciding it has no protected columns.
+ * A relation the catalog does not know (created by another session since the last load), or a
+ * function or operator: look again before deciding it has no protected columns, or is volatile —
+ * after the session's turn (SessionMissPacing), so one client cannot keep the catalog read.
  */
 async function analysedAfterMiss(
   state: PolicySessionState, sql: string, missedNow: readonly string[], domain: number, batch: number, declaredParamCount: number,
 ): Promise<RewrittenStatement> {
+  const turn = state.missPacing.delayFor(Date.now());
+  if (turn > 0) await new Promise((resolve) => setTimeout(resolve, turn));
   await state.catalog.afterMiss();
   const policies = await state.policies();
   const context = state.statementContext(policies, domain);

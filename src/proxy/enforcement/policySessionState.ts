@@ -22,6 +22,7 @@ import type { ReplyTracker } from '../session/protocolState.js';
 import { ReadActions } from './readPath/resultPlan.js';
 import type { SessionDefaults } from './catalog/searchPathResolution.js';
 import { hasPathDependentNames, SessionRelations } from './catalog/sessionRelations.js';
+import { SessionMissPacing } from './catalog/missPacing.js';
 import { SessionSearchPath } from './catalog/sessionSearchPath.js';
 import { SessionSettings } from './catalog/sessionSettings.js';
 import { initialPathSettings } from './catalog/startupSearchPath.js';
@@ -109,6 +110,8 @@ export class PolicySessionState {
   readonly settings = new SessionSettings();
   readonly actions: ReadActions;
   readonly catalog: DatabaseCatalog;
+  /** When this session's misses may have the catalog read again. */
+  readonly missPacing = new SessionMissPacing();
   copyIn: CopyInState | undefined;
   /** Dropping frontend messages until Sync, after forwarding a message that fails in their place. */
   discarding = false;
