@@ -4,19 +4,23 @@
  * a RowDescription, a table name it does not know). Refreshes on misses are spaced by at least
  * `missIntervalMs` (a miss waits for the next one rather than trust an old snapshot), so a burst
  * of statements naming unknown relations costs one refresh, not one each. Every reading, on a miss
- * or after DDL, starts at least READ_GAP_FACTOR times the last reading's duration after it ended: a
- * client naming new names, or running DDL, in a loop keeps the reader (the database, and this
- * process's event loop, which builds the snapshot) busy a bounded share of the time, however large
- * the catalog.
+ * or after DDL, starts at least READ_GAP_FACTOR times the event loop's busy time during the last
+ * reading after it ended: a client naming new names, or running DDL, in a loop keeps this process's
+ * event loop (which parses the rows and builds the snapshot: hundreds of ms for a large catalog)
+ * busy with readings a bounded share of the time, however large the catalog, while a small catalog
+ * (under UNSPACED_BUSY_MS of work) lets a migration's DDL and the statements after it run at their own pace.
  */
+import { performance } from 'node:perf_hooks';
 import type { CatalogSnapshot } from './catalogSnapshot.js';
 import type { CatalogLoader } from './upstreamCatalogReader.js';
 
 /** How long a name or OID that a refresh did not find is taken as absent (no refresh for it). */
 const CONFIRMED_MISSING_MS = 5_000;
 
-/** The least gap between readings, in durations of the last one (the reader is busy at most 1/(1 + this) of the time). */
+/** The least gap between readings, in event-loop busy times of the last one (readings hold the loop at most 1/(1 + this) of the time). */
 const READ_GAP_FACTOR = 4;
+/** Busy time a reading may take with no gap after it: a small catalog's (a few ms) is no stall. */
+const UNSPACED_BUSY_MS = 10;
 
 const pause = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms)));
 
@@ -26,8 +30,8 @@ export class DatabaseCatalog {
   private stale = true;
   private lastLoad = 0;
   private lastLoadStarted = 0;
-  /** How long the last reading took (ms). */
-  private lastDuration = 0;
+  /** How long the event loop was busy while the last reading ran (ms): its work, and other sessions'. */
+  private lastBusy = 0;
   private nextMissLoad: Promise<void> | undefined;
   /** Bumped on each new snapshot: part of the SQL analysis cache key. */
   generation = 0;
@@ -97,19 +101,20 @@ export class DatabaseCatalog {
     if (this.loading) return this.loading;
     // Marked before the read starts: DDL committed during the read (or the gap before it) is seen by it or by the next.
     this.stale = false;
-    const loading = pause(this.lastLoad + READ_GAP_FACTOR * this.lastDuration - Date.now()).then(() => {
-      const started = Date.now();
-      this.lastLoadStarted = started;
+    const gap = this.lastBusy > UNSPACED_BUSY_MS ? READ_GAP_FACTOR * this.lastBusy : 0;
+    const loading = pause(this.lastLoad + gap - Date.now()).then(() => {
+      this.lastLoadStarted = Date.now();
       const readSequence = ++this.readsStarted;
-      return this.loader(this.database).then((read) => ({ read, readSequence, started }));
+      const utilisation = performance.eventLoopUtilization();
+      return this.loader(this.database).then((read) => ({ read, readSequence, utilisation }));
     }).then(
-      ({ read, readSequence, started }) => {
+      ({ read, readSequence, utilisation }) => {
         // Which sessions logged in before this reading started (their defaults may differ).
         const snapshot: CatalogSnapshot = { ...read, readSequence };
         this.snapshot = snapshot;
         this.generation++;
         this.lastLoad = Date.now();
-        this.lastDuration = this.lastLoad - started;
+        this.lastBusy = performance.eventLoopUtilization(utilisation).active;
         this.loading = undefined;
         return snapshot;
       },
