@@ -13,4 +13,12 @@ export interface AccountAuthenticator {
    * `client` (e.g. the peer address) feeds the per-client rate limit when given.
    */
   authenticateDbUser(email: string, secret: string, client?: string): Promise<AuthenticatedAccount | null>;
+  /**
+   * Whether the accounts in force still grant what `account` (as authenticateDbUser returned it)
+   * was granted at its login: the account exists, is enabled, and has the same roles and password.
+   * A session whose account no longer passes must end: what it may see was decided at login.
+   */
+  stillAuthorises(account: AuthenticatedAccount): boolean;
+  /** Runs `listener` after every change of the accounts in force; returns the unsubscribe. */
+  onAccountsChanged(listener: () => void): () => void;
 }

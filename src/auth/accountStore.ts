@@ -25,12 +25,16 @@ export class AccountStore {
     }
     this.byEmail = next;
     this.highestLogN = highest;
-    for (const listener of this.listeners) listener();
+    for (const listener of [...this.listeners]) listener();
   }
 
-  /** Called after every replaceAll, so whatever was derived from the old accounts can be dropped. */
-  onReplace(listener: () => void): void {
+  /** Called after every replaceAll, so whatever was derived from the old accounts can be dropped; returns the unsubscribe. */
+  onReplace(listener: () => void): () => void {
     this.listeners.push(listener);
+    return () => {
+      const at = this.listeners.indexOf(listener);
+      if (at >= 0) this.listeners.splice(at, 1);
+    };
   }
 
   /**

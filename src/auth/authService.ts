@@ -60,6 +60,8 @@ export class AuthService implements AccountAuthenticator {
   private readonly dummyHashes = new Map<number, Promise<string>>();
   /** The check under way per account and client address; the next one waits for it. */
   private readonly checking = new Map<string, Promise<void>>();
+  /** The configuration entry each proxy login was granted under (see stillAuthorises). */
+  private readonly grantedUnder = new WeakMap<AuthenticatedAccount, AccountConfig>();
 
   constructor(options: AuthServiceOptions) {
     const clock = options.clock ?? systemClock;
@@ -179,17 +181,34 @@ export class AuthService implements AccountAuthenticator {
     const account = this.accounts.active(email);
     if (account && this.tokens.looksLikeSvcToken(secret)) {
       const verdict = this.tokens.verifySvc(secret, account);
-      if (verdict === 'valid') return { email: account.email, roles: [...account.roles] };
+      if (verdict === 'valid') return this.granted(account);
       if (verdict === 'expired') return null;
     }
     try {
-      const checked = await this.checkPassword(email, secret, client);
-      return { email: checked.email, roles: [...checked.roles] };
+      return this.granted(await this.checkPassword(email, secret, client));
     } catch (error) {
       // Throttled: the proxy says so rather than claim a wrong password.
       if (error instanceof AuthError && error.failure === 'rate_limited') throw error;
       return null;
     }
+  }
+
+  private granted(account: AccountConfig): AuthenticatedAccount {
+    const authenticated = { email: account.email, roles: [...account.roles] };
+    this.grantedUnder.set(authenticated, account);
+    return authenticated;
+  }
+
+  stillAuthorises(account: AuthenticatedAccount): boolean {
+    const granted = this.grantedUnder.get(account);
+    const current = this.accounts.active(account.email);
+    // Fail closed: an account this service did not grant, or any change to what decided the grant.
+    if (granted === undefined || current === undefined || current.passwordHash !== granted.passwordHash) return false;
+    return current.roles.length === granted.roles.length && current.roles.every((role, i) => role === granted.roles[i]);
+  }
+
+  onAccountsChanged(listener: () => void): () => void {
+    return this.accounts.onReplace(listener);
   }
 }
 

@@ -82,6 +82,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   logger.info({ host: options.host, port, tls: options.tls.mode }, 'proxy: listening');
 
+  // A session's roles are fixed at its login: when a reload changes its account, it ends.
+  const stopWatchingAccounts = options.authenticator.onAccountsChanged(() => {
+    let ended = 0;
+    for (const session of sessions) if (session.recheckAccount()) ended++;
+    if (ended > 0) logger.info({ sessions: ended }, 'proxy: sessions ended: their accounts changed');
+  });
+
   let closing: Promise<void> | null = null;
   return {
     port,
@@ -92,6 +99,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     },
     close: () => {
       closing ??= new Promise<void>((resolve) => {
+        stopWatchingAccounts();
         logger.info({ sessions: sessions.size }, 'proxy: stopping; ending every session');
         server.close(() => {
           logger.info('proxy: stopped');

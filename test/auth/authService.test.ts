@@ -89,6 +89,30 @@ describe('AccountAuthenticator (the proxy view)', () => {
     await expect(auth.authenticateDbUser(alice.email, svcToken, '10.0.0.3')).resolves.toBeNull();
   });
 
+  it('says a login no longer holds once its account is disabled, removed, or given other roles or another password', async () => {
+    const { svcToken } = await (auth as AuthService).login(alice.email, 'alice-pw');
+    const changed = [
+      { ...alice, enabled: false }, { ...alice, roles: ['support'] }, { ...alice, roles: ['analyst', 'app'] },
+      { ...alice, passwordHash: await hashPassword('new-pw', 4) },
+    ];
+    for (const next of [...changed, undefined]) {
+      store.replaceAll([alice]);
+      const logins = [await auth.authenticateDbUser(alice.email, svcToken), await auth.authenticateDbUser(alice.email, 'alice-pw')];
+      let told = 0;
+      const stop = auth.onAccountsChanged(() => { told++; });
+      // A reload that changes nothing of it (another object, the same entry) keeps it.
+      store.replaceAll([{ ...alice, roles: [...alice.roles] }]);
+      for (const login of logins) expect(login !== null && auth.stillAuthorises(login)).toBe(true);
+      store.replaceAll(next === undefined ? [] : [next]);
+      for (const login of logins) expect(login !== null && auth.stillAuthorises(login)).toBe(false);
+      stop();
+      store.replaceAll([alice]);
+      expect(told).toBe(2);
+    }
+    // An account this service never granted holds nothing.
+    expect(auth.stillAuthorises({ email: alice.email, roles: ['analyst'] })).toBe(false);
+  });
+
   it('counts a forged token as a failed attempt', async () => {
     const forged = `svc1.1.${'A'.repeat(22)}.${Math.floor(now / 1000) + 3600}.${'B'.repeat(43)}`;
     await expect(auth.authenticateDbUser(alice.email, forged)).resolves.toBeNull();

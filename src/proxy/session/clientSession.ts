@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type tls from 'node:tls';
 import type { Logger } from 'pino';
+import type { AuthenticatedAccount } from '../../auth/index.js';
 import {
   authenticationOk, backendKeyData, errorResponse, negotiateProtocolVersion, type ErrorFields,
 } from '../protocol/messages.js';
@@ -52,6 +53,15 @@ export interface SessionServices {
 const NOT_REPLICATION = new Set(['false', 'off', 'no', '0']);
 const SHUTDOWN: ErrorFields = { severity: 'FATAL', code: '57P01', message: 'terminating connection due to administrator command' };
 
+/** A reload took away what the login was granted: what the session sees was decided under it. */
+function accountChanged(email: string): ErrorFields {
+  return {
+    severity: 'FATAL', code: '57P01',
+    message: `terminating connection because the account "${email}" was disabled, removed, or given other roles or another password in pgveil's configuration`,
+    hint: 'Log in again: a session keeps the roles it logged in with, so it ends when they change.',
+  };
+}
+
 /** name → value of the ParameterStatus ('S') messages among the upstream's startup messages. */
 function parameterStatuses(messages: readonly Buffer[]): Map<string, string> {
   const values = new Map<string, string>();
@@ -75,6 +85,8 @@ export class ClientSession {
   private started: Duplex | null = null;
   private stopping = false;
   private ended = false;
+  /** Set once authenticated: checked again whenever the accounts change. */
+  private account: AuthenticatedAccount | null = null;
   private readonly logger: Logger;
 
   constructor(
@@ -130,6 +142,7 @@ export class ClientSession {
         throw new SessionFatal('28000', 'pgveil asks for the password only over TLS', { hint: 'Connect with sslmode=require.' });
       }
       const account = await authenticateClient(client, reader, user, options.authenticator, this.socket.remoteAddress, options.audit);
+      this.account = account;
       this.services.endLogin(this);
       clearTimeout(timer);
       timer = setTimeout(() => this.current.destroy(), this.services.handshakeTimeoutMs);
@@ -148,6 +161,8 @@ export class ClientSession {
       }
       upstream = await this.services.connector.connect(upstreamDatabase, passOn, login);
       if (this.current.destroyed || this.stopping) throw new ConnectionClosed('client left during the upstream login');
+      // The accounts may have been reloaded during the upstream login (recheckAccount saw no relay).
+      if (!options.authenticator.stillAuthorises(account)) throw new SessionFatal('28000', `the account "${account.email}" changed while logging in`, { hint: 'Log in again.' });
       const connected = upstream;
       const timeoutMs = this.services.handshakeTimeoutMs;
       const cancelUpstream = (): void => {
@@ -190,6 +205,18 @@ export class ClientSession {
       this.failHandshake(error);
       this.end(admitted);
     }
+  }
+
+  /**
+   * After the accounts changed: ends the session (FATAL 57P01, before anything more leaves) when
+   * its account no longer has what it logged in with. True when it ended it.
+   */
+  recheckAccount(): boolean {
+    const account = this.account;
+    if (account === null || this.stopping || this.relay === null || this.services.options.authenticator.stillAuthorises(account)) return false;
+    this.stopping = true;
+    this.relay.terminate(accountChanged(account.email));
+    return true;
   }
 
   /** Ends the session at proxy shutdown. */

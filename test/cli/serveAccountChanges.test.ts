@@ -1,0 +1,126 @@
+/**
+ * Authorisation over time: what an account may see is decided by the configuration in force, not
+ * by the one it logged in under. An open proxy session of an account that a reload disables,
+ * removes, gives other roles or a new password must stop revealing at once: pgveil ends it with
+ * FATAL 57P01, whatever it had open (a cursor WITH HOLD, a prepared statement), and an unchanged
+ * account's session goes on.
+ */
+import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { main } from '../../src/cli/main.js';
+import { generateMasterKey } from '../../src/keys/masterKey.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { captureIo, freePort, printedSecrets, waitForHttp } from './support/cliHarness.js';
+
+const PLAIN = '123-45-6789';
+const POLICIES = 'columns:\n  public.time_people.ssn: { kind: ssn, method: fpe, scope: people, reveal: { app: plaintext, "*": token } }\n';
+const NAMES = ['roles', 'disabled', 'removed', 'password', 'kept'] as const;
+type Name = (typeof NAMES)[number];
+
+let database: TestPostgres;
+beforeAll(async () => { database = await startTestPostgres(); });
+afterAll(async () => database?.stop());
+
+async function addAccount(file: string, email: string): Promise<string> {
+  const io = captureIo();
+  expect(await main(['account', 'add', '--config', file, '--email', email, '--roles', 'app'], io)).toBe(0);
+  return printedSecrets(io.stdout.join('\n')).password;
+}
+
+async function until(done: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('pgveil serve: open proxy sessions after an accounts reload', () => {
+  it('ends the sessions of accounts disabled, removed, given other roles or another password; others go on', async () => {
+    const direct = new pg.Client({ connectionString: database.url });
+    await direct.connect();
+    await direct.query('DROP TABLE IF EXISTS time_people; CREATE TABLE time_people (id int, ssn text)');
+    // pgveil refuses a superuser login for a role that does not see every column in plaintext.
+    await direct.query(`DO $$ BEGIN CREATE ROLE time_analyst LOGIN PASSWORD 'time-analyst'; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    await direct.query('GRANT SELECT ON time_people TO time_analyst');
+    await direct.end();
+    const folder = await mkdtemp(join(tmpdir(), 'pgveil-accounts-time-'));
+    const file = join(folder, 'pgveil.yaml');
+    await copyFile('config/pgveil.example.yaml', file);
+    const passwords = new Map<Name, string>();
+    for (const name of NAMES) passwords.set(name, await addAccount(file, `${name}@example.com`));
+    const proxyPort = await freePort();
+    const apiPort = await freePort();
+    const doc = parseDocument(await readFile(file, 'utf8'));
+    doc.set('proxy', doc.createNode({
+      listen: { host: '127.0.0.1', port: proxyPort }, tls: { mode: 'disable' }, allowCleartextFromLoopback: true,
+      upstream: { host: database.host, port: database.port, user: database.user, sslmode: 'disable' },
+      upstreamRoles: { analyst: { user: 'time_analyst', password: 'time-analyst' } },
+    }));
+    doc.set('policies', 'policies.yaml');
+    doc.set('audit', doc.createNode({ destination: 'file', file: 'audit.log' }));
+    await writeFile(file, doc.toString());
+    await writeFile(join(folder, 'policies.yaml'), POLICIES);
+    const stop = new AbortController();
+    const io = captureIo({
+      PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(apiPort), PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'silent',
+    }, stop.signal);
+    const running = main(['serve', '--config', file], io);
+    const clients = new Map<Name, pg.Client>();
+    const errors = new Map<Name, { code?: string }[]>();
+    try {
+      await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
+      for (const name of NAMES) {
+        const client = new pg.Client({ host: '127.0.0.1', port: proxyPort, user: `${name}@example.com`, password: passwords.get(name), database: database.database });
+        const seen: { code?: string }[] = [];
+        client.on('error', (error) => seen.push(error as { code?: string }));
+        await client.connect();
+        clients.set(name, client);
+        errors.set(name, seen);
+      }
+      const first = clients.get('kept') as pg.Client;
+      await first.query('INSERT INTO time_people VALUES (1, $1)', [PLAIN]);
+      for (const client of clients.values()) {
+        expect((await client.query<{ ssn: string }>('SELECT ssn FROM time_people')).rows).toEqual([{ ssn: PLAIN }]);
+        // Things planned under the old account: a held cursor and a prepared statement.
+        await client.query('DECLARE held CURSOR WITH HOLD FOR SELECT ssn FROM time_people');
+        await client.query({ name: 'q', text: 'SELECT ssn FROM time_people WHERE id = $1', values: [1] });
+      }
+
+      const next = parseDocument(await readFile(file, 'utf8'));
+      const index = (name: Name) => NAMES.indexOf(name);
+      next.setIn(['accounts', index('roles'), 'roles'], next.createNode(['analyst']));
+      next.setIn(['accounts', index('disabled'), 'enabled'], false);
+      next.setIn(['accounts', index('password'), 'passwordHash'], next.getIn(['accounts', index('kept'), 'passwordHash']));
+      next.deleteIn(['accounts', index('removed')]);
+      await writeFile(file, next.toString());
+      await until(async () => (await readFile(join(folder, 'audit.log'), 'utf8').catch(() => '')).includes('"accounts.reload","outcome":"ok"'));
+
+      for (const name of NAMES) {
+        const client = clients.get(name) as pg.Client;
+        const reads = [
+          client.query<{ ssn: string }>('SELECT ssn FROM time_people'),
+          client.query<{ ssn: string }>('FETCH ALL FROM held'),
+          client.query<{ ssn: string }>({ name: 'q', text: 'SELECT ssn FROM time_people WHERE id = $1', values: [1] }),
+        ];
+        const outcomes = await Promise.all(reads.map((read) => read.then((result) => result.rows, (error: { code?: string }) => error)));
+        if (name === 'kept') {
+          expect(outcomes).toEqual([[{ ssn: PLAIN }], [{ ssn: PLAIN }], [{ ssn: PLAIN }]]);
+          continue;
+        }
+        for (const outcome of outcomes) expect(JSON.stringify(outcome), name).not.toContain(PLAIN);
+        expect(errors.get(name)?.[0], name).toMatchObject({ code: '57P01' });
+      }
+    } finally {
+      for (const client of clients.values()) await client.end().catch(() => undefined);
+      stop.abort();
+      expect(await running).toBe(0);
+    }
+    const audit = await readFile(join(folder, 'audit.log'), 'utf8');
+    for (const secret of passwords.values()) expect(audit).not.toContain(secret);
+  });
+});
