@@ -9,7 +9,8 @@ import type { ColumnPolicy, PolicySet, PolicyStore } from '../../policy/index.js
 import type { Engine, EngineWithValueProtection, ValueProtection } from '../../engine/index.js';
 import type { UpstreamOptions } from '../proxyOptions.js';
 import type { ReplyTracker } from '../session/protocolState.js';
-import type { SessionHooks, SessionHooksFactory } from '../session/sessionHooks.js';
+import type { ErrorFields } from '../protocol/messages.js';
+import type { SessionContext, SessionHooks, SessionHooksFactory } from '../session/sessionHooks.js';
 import type { ExpectedReply } from './expectedReplies.js';
 import { loadSqlParser, SqlAnalysisCache } from '../sql/index.js';
 import { BackendPolicy } from './backendPolicy.js';
@@ -61,6 +62,15 @@ const BACKEND_ON_DEMAND_TYPES = 'DdN';
 /** DataRows that follow one another come to the read path together: one call per chunk, not per row. */
 const BACKEND_RUN_TYPES = 'D';
 
+/** A reload took from the session's roles what its prepared statements or cursors may still use. */
+function narrowedSession(taken: string): ErrorFields {
+  return {
+    severity: 'FATAL', code: '57P01',
+    message: `terminating connection because a policy reload took from this session what statements or cursors it holds may use: ${taken}`,
+    hint: 'Connect again: the new session is checked under the policies in force.',
+  };
+}
+
 /** Per column policy (the same object until a reload), the engine's held protection for its options, if it gives one. */
 function heldProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {
   if (!('valueProtection' in engine)) return () => undefined;
@@ -86,9 +96,15 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
   const catalogs = new CatalogCache(options.catalogLoader ?? upstreamCatalogLoader(options.upstream), 250);
   let generation = 0;
   const resolvers = new WeakMap<CatalogSnapshot, { set: PolicySet; resolver: ColumnPolicies }>();
-  const unsubscribe = options.policies.onChange(() => {
+  /** Open sessions, each with how to end it. */
+  const sessions = new Map<PolicySessionState, SessionContext['end']>();
+  const unsubscribe = options.policies.onChange((set) => {
     generation++;
     catalogs.markAllStale();
+    for (const [state, end] of sessions) {
+      const taken = state.regranted(set);
+      if (taken !== undefined) end(narrowedSession(taken));
+    }
   });
   const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_PROTECTED_VALUE_BYTES;
   const protectionOf = heldProtections(options.engine);
@@ -124,6 +140,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
       ...(context.serverParameters.has('search_path') ? { reportedPath: context.serverParameters.get('search_path') } : {}),
     });
     for (const [name, value] of context.serverParameters) state.settings.update(name, value);
+    sessions.set(state, context.end);
     const frontend = new FrontendPolicy(state);
     const backend = new BackendPolicy(state);
     const hooks: SessionHooks = {
@@ -138,7 +155,10 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
       onFrontendMessage: (message, session) => frontend.handle(message, session.state.upstreamSkippingUntilSync),
       onBackendMessage: (message) => backend.handle(message),
       onBackendHeader: (type, firstBodyByte) => backend.header(type, firstBodyByte),
-      onClose: () => state.backendEvent(),
+      onClose: () => {
+        sessions.delete(state);
+        state.backendEvent();
+      },
     };
     return hooks;
   };

@@ -26,6 +26,7 @@ import { SessionMissPacing } from './catalog/missPacing.js';
 import { SessionSearchPath } from './catalog/sessionSearchPath.js';
 import { SessionSettings } from './catalog/sessionSettings.js';
 import { initialPathSettings } from './catalog/startupSearchPath.js';
+import { narrowing, sessionGrant, type SessionGrant } from './sessionGrant.js';
 import { sessionRights, type SessionRights } from './statementRuleGuard.js';
 import type { StatementContext } from './writePath/statementRewriter.js';
 import type { DateStyle } from './valueCodecs/dateStyle.js';
@@ -135,6 +136,8 @@ export class PolicySessionState {
   private waiters: (() => void)[] = [];
 
   private rightsOf: { readonly set: PolicySet; readonly rights: SessionRights } | undefined;
+  /** What the policies in force when last asked (regranted) grant this session's roles. */
+  private grant: SessionGrant;
   private lastContext: { readonly basis: ContextBasis; readonly context: StatementContext } | undefined;
 
   /** Numbers this process's sessions, for the audit log. */
@@ -153,6 +156,7 @@ export class PolicySessionState {
     replies.onUnanswered(settleUnanswered);
     this.roles = account.roles;
     this.actions = new ReadActions(account.roles);
+    this.grant = sessionGrant(services.store.current, account.roles);
     this.catalog = services.catalogs.of(database);
     this.searchPath = new SessionSearchPath(initialPathSettings(login.startupParameters, login.reportedPath), login.reportedPath);
     this.readsBeforeLogin = this.catalog.readsStarted;
@@ -265,6 +269,17 @@ export class PolicySessionState {
     const set = this.services.store.current;
     if (this.rightsOf?.set !== set) this.rightsOf = { set, rights: sessionRights(set, this.roles) };
     return this.rightsOf.rights;
+  }
+
+  /**
+   * After a reload to `set`: what it took from this session's roles that statements or cursors the
+   * session holds may still use (see sessionGrant.ts); undefined when it took nothing.
+   */
+  regranted(set: PolicySet): string | undefined {
+    const after = sessionGrant(set, this.roles);
+    const taken = narrowing(this.grant, after);
+    this.grant = after;
+    return taken;
   }
 
   /** Resolves when the server side next reports progress (a COPY starting, a reply completing). */

@@ -4,6 +4,7 @@
  * message. Everything else streams through as the bytes PostgreSQL or the client sent.
  */
 import type { AuthenticatedAccount } from '../../auth/index.js';
+import type { ErrorFields } from '../protocol/messages.js';
 import type { ProtocolStateView, ReplyTracker } from './protocolState.js';
 
 /**
@@ -44,6 +45,11 @@ export interface SessionContext {
    * upstream over answering alone.
    */
   discardUntilSync(): void;
+  /**
+   * Ends the session at once with this FATAL, outside any message (a reload took away what the
+   * session holds): nothing more is relayed either way.
+   */
+  end(fields: ErrorFields): void;
 }
 
 export interface SessionHooks {

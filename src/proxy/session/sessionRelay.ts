@@ -45,7 +45,7 @@ export class SessionRelay {
 
   constructor(
     private readonly options: SessionRelayOptions,
-    context: Omit<SessionContext, 'replyInOrder' | 'discardUntilSync' | 'state' | 'replies'>,
+    context: Omit<SessionContext, 'replyInOrder' | 'discardUntilSync' | 'end' | 'state' | 'replies'>,
   ) {
     const state = this.state;
     const sessionContext: SessionContext = {
@@ -56,6 +56,7 @@ export class SessionRelay {
         if (!state.replyInOrder(messages)) this.backend.sendNow(messages);
       },
       discardUntilSync: () => state.discardUntilSync(),
+      end: (fields) => this.fatal(fields),
     };
     const hooks = options.hooksFactory ? options.hooksFactory(sessionContext) : passThroughHooks;
     this.hooks = hooks;

@@ -62,6 +62,7 @@ function session(roles: string[]): FakeSession {
     replies: state,
     replyInOrder: (messages) => { replies.push(messages); },
     discardUntilSync: () => undefined,
+    end: () => undefined,
   };
   return { hooks: policyHooks.factory(context), context, state, replies };
 }

@@ -64,7 +64,7 @@ export function session(h: Harness, roles: string[]): FakeSession {
     account: { email: `${roles.join('-')}@example.com`, roles },
     clientDatabase: 'app', upstreamDatabase: 'app', upstreamUser: 'pgveil',
     serverParameters: new Map([['DateStyle', 'ISO, MDY'], ['client_encoding', 'UTF8']]),
-    state, replies: state, replyInOrder: () => undefined, discardUntilSync: () => undefined,
+    state, replies: state, replyInOrder: () => undefined, discardUntilSync: () => undefined, end: () => undefined,
   };
   return { hooks: h.hooks.factory(context), context, state };
 }
