@@ -1,6 +1,7 @@
 /** The auth module's public surface, for the API, the proxy and the CLI. */
 export type { AccountAuthenticator, AuthenticatedAccount } from './accountAuthenticator.js';
 export { AccountStore } from './accountStore.js';
+export { revocationsOnly } from './accountRevocations.js';
 export { apiKeyMatches, generateApiKey, hashApiKey } from './apiKey.js';
 export { AuthError, type AuthFailure } from './authErrors.js';
 export { AuthService, createAccountAuthenticator, type AuthServiceOptions, type LoginResult, type RequestCredentials } from './authService.js';

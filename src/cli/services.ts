@@ -4,7 +4,7 @@ import { createApiAuthoriser, startApiServer, type RunningApi } from '../api/ind
 import {
   accountChanges, createAuditLog, policyReloadAudit, recordUnlessUnwritable, type AuditDestination, type AuditEvent, type AuditLog, type PolicyReloadAudit,
 } from '../audit/index.js';
-import { AccountStore, AuthService, systemClock, type Clock } from '../auth/index.js';
+import { AccountStore, AuthService, revocationsOnly, systemClock, type Clock } from '../auth/index.js';
 import { ConfigError, loadKeyMaterial, type AccountConfig, type Env, type KeyMaterial, type PgveilConfig } from '../config/index.js';
 import { createEngine, type Engine } from '../engine/index.js';
 import { Keyring, parseMasterKey, type KeyVersionInput } from '../keys/index.js';
@@ -171,7 +171,13 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
       try {
         await checkAccounts(next.accounts);
       } catch (error) {
-        logger.error(`configuration not reloaded; the previous accounts stay:\n${(error as Error).message}`);
+        // What the file takes away (disabled, removed, new credentials) is in force all the same.
+        const revoked = revocationsOnly(accountsInForce, next.accounts);
+        if (revoked !== accountsInForce) {
+          accountsInForce = revoked;
+          accounts.replaceAll(revoked);
+        }
+        logger.error(`configuration not reloaded; the previous accounts stay, less what it disables or removes, with the passwords and API keys it gives them:\n${(error as Error).message}`);
         recordReload(audit, logger, { event: 'accounts.reload', outcome: 'failed', reason: 'upstream_login_refused', ...changes });
         return;
       }

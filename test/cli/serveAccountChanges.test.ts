@@ -124,3 +124,69 @@ describe('pgveil serve: open proxy sessions after an accounts reload', () => {
     for (const secret of passwords.values()) expect(audit).not.toContain(secret);
   });
 });
+
+describe('pgveil serve: an accounts reload refused for an upstream login', () => {
+  it('still disables and removes what it disables and removes, and ends those sessions; the rest stays as it was', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'pgveil-accounts-refused-'));
+    const file = join(folder, 'pgveil.yaml');
+    await copyFile('config/pgveil.example.yaml', file);
+    const names = ['gone', 'removed', 'escalated'] as const;
+    const passwords = new Map<string, string>();
+    for (const name of names) passwords.set(name, await addAccount(file, `${name}@example.com`));
+    const proxyPort = await freePort();
+    const apiPort = await freePort();
+    const doc = parseDocument(await readFile(file, 'utf8'));
+    doc.set('proxy', doc.createNode({
+      listen: { host: '127.0.0.1', port: proxyPort }, tls: { mode: 'disable' }, allowCleartextFromLoopback: true,
+      upstream: { host: database.host, port: database.port, user: database.user, sslmode: 'disable' },
+    }));
+    doc.set('policies', 'policies.yaml');
+    doc.set('audit', doc.createNode({ destination: 'file', file: 'audit.log' }));
+    await writeFile(file, doc.toString());
+    await writeFile(join(folder, 'policies.yaml'), POLICIES);
+    const stop = new AbortController();
+    const io = captureIo({
+      PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(apiPort), PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'silent',
+    }, stop.signal);
+    const running = main(['serve', '--config', file], io);
+    const clients = new Map<string, pg.Client>();
+    const errors = new Map<string, { code?: string }[]>();
+    const apiLogin = async (name: string) => (await fetch(`http://127.0.0.1:${apiPort}/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `${name}@example.com`, password: passwords.get(name) }),
+    })).status;
+    try {
+      await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
+      for (const name of names) {
+        const client = new pg.Client({ host: '127.0.0.1', port: proxyPort, user: `${name}@example.com`, password: passwords.get(name), database: database.database });
+        const seen: { code?: string }[] = [];
+        client.on('error', (error) => seen.push(error as { code?: string }));
+        await client.connect();
+        clients.set(name, client);
+        errors.set(name, seen);
+      }
+      // One file change: an account disabled, one removed, and one given a role whose upstream
+      // login (the superuser, as analyst lacks plaintext) pgveil refuses.
+      const next = parseDocument(await readFile(file, 'utf8'));
+      next.setIn(['accounts', 0, 'enabled'], false);
+      next.setIn(['accounts', 2, 'roles'], next.createNode(['analyst']));
+      next.deleteIn(['accounts', 1]);
+      await writeFile(file, next.toString());
+      await until(async () => (await readFile(join(folder, 'audit.log'), 'utf8').catch(() => '')).includes('"accounts.reload"'));
+      expect(await readFile(join(folder, 'audit.log'), 'utf8')).toContain('"reason":"upstream_login_refused"');
+
+      for (const name of ['gone', 'removed']) {
+        expect(await apiLogin(name), name).toBe(401);
+        const outcome = await (clients.get(name) as pg.Client).query('SELECT 1 AS one').then(() => 'ran', (error: { code?: string }) => error.code);
+        expect(outcome, name).not.toBe('ran');
+        expect(errors.get(name)?.[0], name).toMatchObject({ code: '57P01' });
+      }
+      // The refused change is not in force: the account keeps its roles, and its session goes on.
+      expect(await apiLogin('escalated')).toBe(201);
+      expect((await (clients.get('escalated') as pg.Client).query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      for (const client of clients.values()) await client.end().catch(() => undefined);
+      stop.abort();
+      expect(await running).toBe(0);
+    }
+  });
+});

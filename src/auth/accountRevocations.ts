@@ -1,0 +1,25 @@
+import { normaliseEmail, type AccountConfig } from '../config/index.js';
+
+/**
+ * The accounts in force with only what `next` takes away: an account `next` removes or disables
+ * is disabled, and one it keeps enabled takes its new password and API key hashes (its roles stay
+ * those in force). Accounts `next` adds are left out. For a reload refused over what it grants
+ * (an upstream login for new roles): a revocation or a credential rotation must not wait for the
+ * rest to be fixed, and grants nothing, so needs no check. `inForce` itself when nothing changes.
+ */
+export function revocationsOnly(inForce: readonly AccountConfig[], next: readonly AccountConfig[]): readonly AccountConfig[] {
+  const nextByEmail = new Map(next.map((account) => [normaliseEmail(account.email), account]));
+  let changed = false;
+  const result = inForce.map((account) => {
+    const later = nextByEmail.get(normaliseEmail(account.email));
+    if (!account.enabled) return account;
+    if (later === undefined || !later.enabled) {
+      changed = true;
+      return { ...account, enabled: false };
+    }
+    if (later.passwordHash === account.passwordHash && later.apiKeyHash === account.apiKeyHash) return account;
+    changed = true;
+    return { ...account, passwordHash: later.passwordHash, apiKeyHash: later.apiKeyHash };
+  });
+  return changed ? result : inForce;
+}
