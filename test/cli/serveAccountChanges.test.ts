@@ -39,6 +39,64 @@ async function until(done: () => Promise<boolean>, ms = 10_000): Promise<void> {
   }
 }
 
+interface Served {
+  readonly folder: string;
+  readonly file: string;
+  readonly proxyPort: number;
+  readonly apiPort: number;
+  readonly passwords: Map<string, string>;
+  /** Stops the served process; resolves to its exit code. */
+  stop(): Promise<number>;
+}
+
+/** `pgveil serve` with an account (role app) per name, the proxy, the policies and a file audit log. */
+async function serve(names: readonly string[], upstreamRoles?: Record<string, { user: string; password: string }>): Promise<Served> {
+  const folder = await mkdtemp(join(tmpdir(), 'pgveil-accounts-time-'));
+  const file = join(folder, 'pgveil.yaml');
+  await copyFile('config/pgveil.example.yaml', file);
+  const passwords = new Map<string, string>();
+  for (const name of names) passwords.set(name, await addAccount(file, `${name}@example.com`));
+  const proxyPort = await freePort();
+  const apiPort = await freePort();
+  const doc = parseDocument(await readFile(file, 'utf8'));
+  doc.set('proxy', doc.createNode({
+    listen: { host: '127.0.0.1', port: proxyPort }, tls: { mode: 'disable' }, allowCleartextFromLoopback: true,
+    upstream: { host: database.host, port: database.port, user: database.user, sslmode: 'disable' },
+    ...(upstreamRoles === undefined ? {} : { upstreamRoles }),
+  }));
+  doc.set('policies', 'policies.yaml');
+  doc.set('audit', doc.createNode({ destination: 'file', file: 'audit.log' }));
+  await writeFile(file, doc.toString());
+  await writeFile(join(folder, 'policies.yaml'), POLICIES);
+  const abort = new AbortController();
+  const io = captureIo({
+    PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(apiPort), PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'silent',
+  }, abort.signal);
+  const running = main(['serve', '--config', file], io);
+  await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
+  return { folder, file, proxyPort, apiPort, passwords, stop: () => { abort.abort(); return running; } };
+}
+
+/** A proxy session per name, and the errors each one's client reported. */
+async function openSessions(served: Served, names: readonly string[]): Promise<{ clients: Map<string, pg.Client>; errors: Map<string, { code?: string }[]> }> {
+  const clients = new Map<string, pg.Client>();
+  const errors = new Map<string, { code?: string }[]>();
+  for (const name of names) {
+    const client = new pg.Client({ host: '127.0.0.1', port: served.proxyPort, user: `${name}@example.com`, password: served.passwords.get(name), database: database.database });
+    const seen: { code?: string }[] = [];
+    client.on('error', (error) => seen.push(error as { code?: string }));
+    await client.connect();
+    clients.set(name, client);
+    errors.set(name, seen);
+  }
+  return { clients, errors };
+}
+
+/** Waits until the served process's audit log holds `text`. */
+async function audited(served: Served, text: string): Promise<void> {
+  await until(async () => (await readFile(join(served.folder, 'audit.log'), 'utf8').catch(() => '')).includes(text));
+}
+
 describe('pgveil serve: open proxy sessions after an accounts reload', () => {
   it('ends the sessions of accounts disabled, removed, given other roles or another password; others go on', async () => {
     const direct = new pg.Client({ connectionString: database.url });
@@ -48,40 +106,12 @@ describe('pgveil serve: open proxy sessions after an accounts reload', () => {
     await direct.query(`DO $$ BEGIN CREATE ROLE time_analyst LOGIN PASSWORD 'time-analyst'; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
     await direct.query('GRANT SELECT ON time_people TO time_analyst');
     await direct.end();
-    const folder = await mkdtemp(join(tmpdir(), 'pgveil-accounts-time-'));
-    const file = join(folder, 'pgveil.yaml');
-    await copyFile('config/pgveil.example.yaml', file);
-    const passwords = new Map<Name, string>();
-    for (const name of NAMES) passwords.set(name, await addAccount(file, `${name}@example.com`));
-    const proxyPort = await freePort();
-    const apiPort = await freePort();
-    const doc = parseDocument(await readFile(file, 'utf8'));
-    doc.set('proxy', doc.createNode({
-      listen: { host: '127.0.0.1', port: proxyPort }, tls: { mode: 'disable' }, allowCleartextFromLoopback: true,
-      upstream: { host: database.host, port: database.port, user: database.user, sslmode: 'disable' },
-      upstreamRoles: { analyst: { user: 'time_analyst', password: 'time-analyst' } },
-    }));
-    doc.set('policies', 'policies.yaml');
-    doc.set('audit', doc.createNode({ destination: 'file', file: 'audit.log' }));
-    await writeFile(file, doc.toString());
-    await writeFile(join(folder, 'policies.yaml'), POLICIES);
-    const stop = new AbortController();
-    const io = captureIo({
-      PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(apiPort), PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'silent',
-    }, stop.signal);
-    const running = main(['serve', '--config', file], io);
-    const clients = new Map<Name, pg.Client>();
-    const errors = new Map<Name, { code?: string }[]>();
+    const served = await serve(NAMES, { analyst: { user: 'time_analyst', password: 'time-analyst' } });
+    const { file, folder, passwords } = served;
+    let opened: Awaited<ReturnType<typeof openSessions>> | undefined;
     try {
-      await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
-      for (const name of NAMES) {
-        const client = new pg.Client({ host: '127.0.0.1', port: proxyPort, user: `${name}@example.com`, password: passwords.get(name), database: database.database });
-        const seen: { code?: string }[] = [];
-        client.on('error', (error) => seen.push(error as { code?: string }));
-        await client.connect();
-        clients.set(name, client);
-        errors.set(name, seen);
-      }
+      opened = await openSessions(served, NAMES);
+      const { clients, errors } = opened;
       const first = clients.get('kept') as pg.Client;
       await first.query('INSERT INTO time_people VALUES (1, $1)', [PLAIN]);
       for (const client of clients.values()) {
@@ -98,7 +128,7 @@ describe('pgveil serve: open proxy sessions after an accounts reload', () => {
       next.setIn(['accounts', index('password'), 'passwordHash'], next.getIn(['accounts', index('kept'), 'passwordHash']));
       next.deleteIn(['accounts', index('removed')]);
       await writeFile(file, next.toString());
-      await until(async () => (await readFile(join(folder, 'audit.log'), 'utf8').catch(() => '')).includes('"accounts.reload","outcome":"ok"'));
+      await audited(served, '"accounts.reload","outcome":"ok"');
 
       for (const name of NAMES) {
         const client = clients.get(name) as pg.Client;
@@ -116,9 +146,8 @@ describe('pgveil serve: open proxy sessions after an accounts reload', () => {
         expect(errors.get(name)?.[0], name).toMatchObject({ code: '57P01' });
       }
     } finally {
-      for (const client of clients.values()) await client.end().catch(() => undefined);
-      stop.abort();
-      expect(await running).toBe(0);
+      for (const client of opened?.clients.values() ?? []) await client.end().catch(() => undefined);
+      expect(await served.stop()).toBe(0);
     }
     const audit = await readFile(join(folder, 'audit.log'), 'utf8');
     for (const secret of passwords.values()) expect(audit).not.toContain(secret);
@@ -127,43 +156,16 @@ describe('pgveil serve: open proxy sessions after an accounts reload', () => {
 
 describe('pgveil serve: an accounts reload refused for an upstream login', () => {
   it('still disables and removes what it disables and removes, and ends those sessions; the rest stays as it was', async () => {
-    const folder = await mkdtemp(join(tmpdir(), 'pgveil-accounts-refused-'));
-    const file = join(folder, 'pgveil.yaml');
-    await copyFile('config/pgveil.example.yaml', file);
     const names = ['gone', 'removed', 'escalated'] as const;
-    const passwords = new Map<string, string>();
-    for (const name of names) passwords.set(name, await addAccount(file, `${name}@example.com`));
-    const proxyPort = await freePort();
-    const apiPort = await freePort();
-    const doc = parseDocument(await readFile(file, 'utf8'));
-    doc.set('proxy', doc.createNode({
-      listen: { host: '127.0.0.1', port: proxyPort }, tls: { mode: 'disable' }, allowCleartextFromLoopback: true,
-      upstream: { host: database.host, port: database.port, user: database.user, sslmode: 'disable' },
-    }));
-    doc.set('policies', 'policies.yaml');
-    doc.set('audit', doc.createNode({ destination: 'file', file: 'audit.log' }));
-    await writeFile(file, doc.toString());
-    await writeFile(join(folder, 'policies.yaml'), POLICIES);
-    const stop = new AbortController();
-    const io = captureIo({
-      PGVEIL_MASTER_KEY: generateMasterKey(), PGVEIL_API_PORT: String(apiPort), PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'silent',
-    }, stop.signal);
-    const running = main(['serve', '--config', file], io);
-    const clients = new Map<string, pg.Client>();
-    const errors = new Map<string, { code?: string }[]>();
+    const served = await serve(names);
+    const { file, folder, apiPort, passwords } = served;
     const apiLogin = async (name: string) => (await fetch(`http://127.0.0.1:${apiPort}/auth/login`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `${name}@example.com`, password: passwords.get(name) }),
     })).status;
+    let opened: Awaited<ReturnType<typeof openSessions>> | undefined;
     try {
-      await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
-      for (const name of names) {
-        const client = new pg.Client({ host: '127.0.0.1', port: proxyPort, user: `${name}@example.com`, password: passwords.get(name), database: database.database });
-        const seen: { code?: string }[] = [];
-        client.on('error', (error) => seen.push(error as { code?: string }));
-        await client.connect();
-        clients.set(name, client);
-        errors.set(name, seen);
-      }
+      opened = await openSessions(served, names);
+      const { clients, errors } = opened;
       // One file change: an account disabled, one removed, and one given a role whose upstream
       // login (the superuser, as analyst lacks plaintext) pgveil refuses.
       const next = parseDocument(await readFile(file, 'utf8'));
@@ -171,7 +173,7 @@ describe('pgveil serve: an accounts reload refused for an upstream login', () =>
       next.setIn(['accounts', 2, 'roles'], next.createNode(['analyst']));
       next.deleteIn(['accounts', 1]);
       await writeFile(file, next.toString());
-      await until(async () => (await readFile(join(folder, 'audit.log'), 'utf8').catch(() => '')).includes('"accounts.reload"'));
+      await audited(served, '"accounts.reload"');
       expect(await readFile(join(folder, 'audit.log'), 'utf8')).toContain('"reason":"upstream_login_refused"');
 
       for (const name of ['gone', 'removed']) {
@@ -184,9 +186,8 @@ describe('pgveil serve: an accounts reload refused for an upstream login', () =>
       expect(await apiLogin('escalated')).toBe(201);
       expect((await (clients.get('escalated') as pg.Client).query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     } finally {
-      for (const client of clients.values()) await client.end().catch(() => undefined);
-      stop.abort();
-      expect(await running).toBe(0);
+      for (const client of opened?.clients.values() ?? []) await client.end().catch(() => undefined);
+      expect(await served.stop()).toBe(0);
     }
   });
 });

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../src/audit/auditLog.js';
 import {
-  ANALYST, APP, CUSTOMER_COLUMNS, demoCustomers, expectDemoPolicy, expectReadsAsReference, startDemoHarness, SUPPORT,
+  CUSTOMER_COLUMNS, clientProgramEnv, demoCustomers, expectDemoPolicy, expectReadsAsReference, startDemoHarness,
   type ClientReads, type PolicyHarness,
 } from './support/demoHarness.js';
 import { DEBIAN_PYTHON, requireProgram, runJson } from './support/programs.js';
@@ -43,9 +43,7 @@ beforeAll(async () => {
   harness = await startDemoHarness({ audit: { record: (event) => audited.push(event) } });
   result = await runJson<OdbcRun>(DEBIAN_PYTHON, [PROGRAM], {
     ROWS: JSON.stringify(CUSTOMERS),
-    PROXY_HOST: '127.0.0.1', PROXY_PORT: String(harness.proxy.port), DATABASE: harness.database.database,
-    APP_USER: APP.email, APP_PASSWORD: APP.password, SUPPORT_USER: SUPPORT.email, SUPPORT_PASSWORD: SUPPORT.password,
-    ANALYST_USER: ANALYST.email, ANALYST_PASSWORD: ANALYST.password,
+    ...clientProgramEnv(harness),
   });
 });
 

@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ANALYST, APP, CUSTOMER_COLUMNS, demoCustomers, expectDemoPolicy, expectReadsAsReference, startDemoHarness, SUPPORT,
+  CUSTOMER_COLUMNS, clientProgramEnv, demoCustomers, expectDemoPolicy, expectReadsAsReference, startDemoHarness,
   type ClientReads, type PolicyHarness,
 } from './support/demoHarness.js';
 import { requireProgram, runJson } from './support/programs.js';
@@ -39,9 +39,7 @@ beforeAll(async () => {
   result = await runJson<PgjdbcRun>('java', ['-cp', DRIVER, PROGRAM], {
     ROWS: WRITTEN.map((c) => CUSTOMER_COLUMNS.map((column) => c[column]).join('\t')).join('\n'),
     UPDATES: UPDATES.map((u) => `${u.ssn}\t${u.card_number}`).join('\n'),
-    PROXY_PORT: String(harness.proxy.port), DATABASE: harness.database.database,
-    APP_USER: APP.email, APP_PASSWORD: APP.password, SUPPORT_USER: SUPPORT.email, SUPPORT_PASSWORD: SUPPORT.password,
-    ANALYST_USER: ANALYST.email, ANALYST_PASSWORD: ANALYST.password,
+    ...clientProgramEnv(harness),
     // The JVM decodes the environment and encodes stdout in the locale's charset: names are not ASCII.
     LC_ALL: 'C.UTF-8',
   }, 120_000);

@@ -176,6 +176,18 @@ export function libpqEnv(harness: PolicyHarness, account: TestAccount | 'direct'
   };
 }
 
+/**
+ * What the client programs (support/*.py, PgjdbcClient.java) read to reach the proxy as each role:
+ * PROXY_HOST, PROXY_PORT, DATABASE and <ROLE>_USER / <ROLE>_PASSWORD.
+ */
+export function clientProgramEnv(harness: PolicyHarness): Record<string, string> {
+  return {
+    PROXY_HOST: '127.0.0.1', PROXY_PORT: String(harness.proxy.port), DATABASE: harness.database.database,
+    APP_USER: APP.email, APP_PASSWORD: APP.password, SUPPORT_USER: SUPPORT.email, SUPPORT_PASSWORD: SUPPORT.password,
+    ANALYST_USER: ANALYST.email, ANALYST_PASSWORD: ANALYST.password,
+  };
+}
+
 /** A libpq connection string (key=value) for the proxy as `account`. */
 export function libpqDsn(harness: PolicyHarness, account: TestAccount): string {
   const env = libpqEnv(harness, account);
