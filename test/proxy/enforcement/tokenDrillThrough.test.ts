@@ -1,0 +1,72 @@
+/**
+ * What a BI tool does with the tokens an analyst reads: a drill-through or "filter by this value"
+ * puts the token shown back into a WHERE (literal, parameter, array), and result-set editing
+ * (DBeaver) writes the row back as read. A genuine token of the column's policy must find its row
+ * and be stored as it is, not tokenised a second time.
+ */
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANALYST, APP, startPolicyHarness, type PolicyHarness } from './support/policyHarness.js';
+
+let harness: PolicyHarness;
+let app: pg.Client;
+let analyst: pg.Client;
+let direct: pg.Client;
+let seen: { id: number; email: string; full_name: string };
+
+const count = async (client: pg.Client, sql: string, values?: unknown[]): Promise<number> =>
+  Number((await client.query<{ n: number }>(sql, values)).rows[0]?.n);
+
+beforeAll(async () => {
+  harness = await startPolicyHarness();
+  app = await harness.connect(APP);
+  analyst = await harness.connect(ANALYST);
+  direct = await harness.direct();
+  await app.query("INSERT INTO customers (full_name, email, note) VALUES ('Dana Drill', 'dana@example.com', 'drill'), ('Eli Drill', 'eli@example.com', 'drill')");
+  await app.query("INSERT INTO orders (customer_email, amount) VALUES ('dana@example.com', 7)");
+  seen = (await analyst.query("SELECT id, email, full_name FROM customers WHERE note = 'drill' ORDER BY id LIMIT 1")).rows[0];
+});
+
+afterAll(async () => {
+  for (const client of [app, analyst, direct]) await client?.end().catch(() => undefined);
+  await harness?.stop();
+});
+
+describe('an analyst filtering by a token it read (drill-through)', () => {
+  it('finds the row by the token as a literal (simple and extended query)', async () => {
+    expect(await count(analyst, `SELECT count(*)::int AS n FROM customers WHERE email = '${seen.email}'`)).toBe(1);
+    expect(await count(analyst, `SELECT count(*)::int AS n FROM customers WHERE full_name = '${seen.full_name}' AND note = $1`, ['drill'])).toBe(1);
+  });
+
+  it('finds the row by the token as a bound parameter, IN and = ANY', async () => {
+    expect(await count(analyst, 'SELECT count(*)::int AS n FROM customers WHERE email = $1', [seen.email])).toBe(1);
+    expect(await count(analyst, 'SELECT count(*)::int AS n FROM customers WHERE email = ANY($1)', [[seen.email, 'eli@example.com']])).toBe(2);
+    expect(await count(analyst, `SELECT count(*)::int AS n FROM customers WHERE email IN ('${seen.email}', 'eli@example.com')`)).toBe(2);
+  });
+
+  it('joins through the token to a table of the same scope', async () => {
+    expect(await count(analyst, 'SELECT sum(o.amount)::int AS n FROM customers c JOIN orders o ON o.customer_email = c.email WHERE c.email = $1', [seen.email])).toBe(7);
+  });
+
+  it('still finds the row by the plaintext, and app by the token', async () => {
+    expect(await count(analyst, "SELECT count(*)::int AS n FROM customers WHERE email = 'dana@example.com'")).toBe(1);
+    expect(await count(app, 'SELECT count(*)::int AS n FROM customers WHERE email = $1', [seen.email])).toBe(1);
+  });
+});
+
+describe('a row written back as read (result-set editing)', () => {
+  it('stores a token of the column’s policy as it is, so app still reads the plaintext', async () => {
+    const stored = (await direct.query('SELECT email, full_name FROM customers WHERE id = $1', [seen.id])).rows[0];
+    await analyst.query("UPDATE customers SET email = $1, full_name = $2, note = 'drill' WHERE id = $3", [seen.email, seen.full_name, seen.id]);
+    expect((await direct.query('SELECT email, full_name FROM customers WHERE id = $1', [seen.id])).rows[0]).toEqual(stored);
+    expect((await app.query('SELECT email, full_name FROM customers WHERE id = $1', [seen.id])).rows[0]).toEqual({ email: 'dana@example.com', full_name: 'Dana Drill' });
+  });
+
+  it('still tokenises a token of another scope (it is a value like any other)', async () => {
+    const foreign = (await harness.engine.protect('email', ['frank@example.com'], { method: 'tokenise', scope: 'elsewhere' })).result[0] as string;
+    await app.query("INSERT INTO customers (email, note) VALUES ($1, 'foreign')", [foreign]);
+    const stored = (await direct.query("SELECT email FROM customers WHERE note = 'foreign'")).rows[0];
+    expect(stored.email).not.toBe(foreign);
+    expect((await app.query("SELECT email FROM customers WHERE note = 'foreign'")).rows[0]).toEqual({ email: foreign });
+  });
+});
