@@ -57,6 +57,9 @@ function isColumnLike(operand: Operand): boolean {
   return operand.kind === 'protected' || operand.kind === 'derived' || operand.kind === 'column' || operand.kind === 'supplied';
 }
 
+/** What a refused filter on a protected column may do instead: tokens and fpe ciphertext keep neither order nor text. */
+const EQUALITY_ONLY = ' (protected values keep equality only, not order or text: compare the column itself with = or IN, or filter on an unprotected column)';
+
 /** In a predicate, a protected column (or data derived from one) here would be compared wrongly. */
 function refuseInPredicate(operand: Operand, reason: string): void {
   if (operand.kind === 'protected') rejectColumn(operand.column, `it ${reason}`, operandPosition(operand));
@@ -89,7 +92,7 @@ function analyseOperator(expression: A_Expr, scope: Scope, mode: ExpressionMode,
   if (rexpr !== undefined) operands.push(...('List' in rexpr ? rexpr.List.items ?? [] : [rexpr]));
   if (mode === 'predicate') {
     const operatorName = describeOperator(kind, operator);
-    for (const operand of operands) refuseInPredicate(operandOf(operand, scope, context), `is used with ${operatorName}, which does not work on protected values`);
+    for (const operand of operands) refuseInPredicate(operandOf(operand, scope, context), `is used with ${operatorName}, which does not work on protected values${EQUALITY_ONLY}`);
   }
   for (const operand of operands) analyseExpression(operand, scope, mode, context);
 }
@@ -267,7 +270,7 @@ function analyseFunction(call: FuncCall, scope: Scope, mode: ExpressionMode, con
   const argumentMode = VALUE_FREE_AGGREGATES.has(name) ? 'read' : mode;
   if (argumentMode === 'predicate') {
     for (const argument of call.args ?? []) {
-      refuseInPredicate(operandOf(argument, scope, context), `is passed to function ${name}(), which does not work on protected values`);
+      refuseInPredicate(operandOf(argument, scope, context), `is passed to function ${name}(), which does not work on protected values${EQUALITY_ONLY}`);
     }
   }
   for (const argument of call.args ?? []) analyseExpression(argument, scope, argumentMode, context);
