@@ -19,7 +19,7 @@ import { coalesceEngineCalls } from './writePath/coalescedEngine.js';
 import type { CatalogSnapshot } from './catalog/catalogSnapshot.js';
 import { ColumnPolicies } from './catalog/columnPolicies.js';
 import { boundValueLength, DEFAULT_MAX_PROTECTED_VALUE_BYTES } from './writePath/valueProtector.js';
-import { keepGenuineToken, keepGenuineTokens } from './writePath/genuineTokens.js';
+import { refuseGenuineToken, refuseGenuineTokens } from './writePath/genuineTokens.js';
 import { FrontendPolicy } from './frontendPolicy.js';
 import { createPolicyMetrics, type PolicyMetrics } from './policyMetrics.js';
 import { PolicySessionState, type PolicyServices } from './policySessionState.js';
@@ -72,7 +72,7 @@ function narrowedSession(taken: string): ErrorFields {
   };
 }
 
-/** Per column policy (the same object until a reload), the engine's held protection for its options (genuine tokens kept), if it gives one. */
+/** Per column policy (the same object until a reload), the engine's held protection for its options (genuine tokens refused), if it gives one. */
 function heldProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtection | undefined {
   if (!('valueProtection' in engine)) return () => undefined;
   const held = engine as EngineWithValueProtection;
@@ -81,7 +81,7 @@ function heldProtections(engine: Engine): (policy: ColumnPolicy) => ValueProtect
     let protection = protections.get(policy);
     if (protection === undefined) {
       try {
-        protection = keepGenuineToken(held.valueProtection(policy.kind, policy.engineOptions));
+        protection = refuseGenuineToken(held.valueProtection(policy.kind, policy.engineOptions));
       } catch {
         protection = null; // options the engine refuses: the batch call refuses them in its own words
       }
@@ -110,7 +110,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
   const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_PROTECTED_VALUE_BYTES;
   const protectionOf = heldProtections(options.engine);
   const services: PolicyServices = {
-    engine: coalesceEngineCalls(boundValueLength(keepGenuineTokens(options.engine), maxValueBytes)),
+    engine: coalesceEngineCalls(boundValueLength(refuseGenuineTokens(options.engine), maxValueBytes)),
     inlineProtection: (policy) => {
       const protection = protectionOf(policy);
       return protection?.immediate === true ? protection : undefined;
