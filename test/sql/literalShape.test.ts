@@ -1,7 +1,7 @@
 /** Literal shapes, and the analysis cache answering texts that differ only in their constants. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { literalShapeOf } from '../../src/proxy/sql/literalShape.js';
+import { literalShapeOf, matchesShape, shapePattern } from '../../src/proxy/sql/literalShape.js';
 import { analyseSql, SqlAnalysisCache } from '../../src/proxy/sql/index.js';
 import { testSchema } from './sqlTestSchema.js';
 import { useSqlParser } from './sqlTestHelpers.js';
@@ -95,6 +95,25 @@ describe('literalShapeOf', () => {
     expect(shape('selee6 1')).toBeUndefined(); // the same word hash as select's
     expect(shape('ſelect 1')).toBeUndefined();
     expect(shape('İnsert INTO t VALUES (1)')).toBeUndefined();
+  });
+
+  it('matches a kept pattern exactly when the two keys are equal, the hash only a first filter (property)', () => {
+    const piece = fc.oneof(
+      fc.constantFrom('a', 'A', 'ä', 'id', 'ID', '= ', ', ', ' ', '  ', '"q"', '"Q"', '(', ')', '"$n"', '"$s"'),
+      fc.string({ unit: 'grapheme', maxLength: 3 }).map((text) => ` '${text.replaceAll("'", "''")}' `),
+      fc.nat(999).map((n) => ` ${n} `),
+    );
+    const text = fc.array(piece, { maxLength: 6 }).map((pieces) => `SELECT x FROM t WHERE ${pieces.join('')}`);
+    fc.assert(fc.property(text, text, (a, b) => {
+      const first = literalShapeOf(a, DENIED);
+      const second = literalShapeOf(b, DENIED);
+      if (first === undefined || second === undefined) return;
+      if (first.key === second.key) expect(second.hash).toBe(first.hash);
+      expect(matchesShape(shapePattern(a, first), b, second)).toBe(first.key === second.key);
+    }));
+    const one = literalShapeOf('SELECT a FROM t WHERE id = 1', DENIED);
+    const other = literalShapeOf('select a from t where id = 2', DENIED);
+    expect(one !== undefined && other !== undefined && matchesShape(shapePattern('SELECT a FROM t WHERE id = 1', one), 'select a from t where id = 2', other)).toBe(false);
   });
 
   it('runs in linear time on adversarial text', () => {

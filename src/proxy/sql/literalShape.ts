@@ -13,21 +13,110 @@
  * The caller also requires that the text names no protected table and that the analysis it reuses
  * found nothing that a constant could have decided.
  *
- * One pass over the text, no regular expressions: the cost is linear in its length.
+ * One pass over the text, no regular expressions: the cost is linear in its length. The key is
+ * hashed during that pass; the key itself is built only when asked for.
  */
 
 export interface LiteralShape {
-  /** The text with each string constant replaced by `$s` and each number by `$n`. */
+  /** The text with each string constant replaced by `$s` and each number by `$n` (built when asked: lookups use `hash`). */
   readonly key: string;
+  /** A hash of `key`, computed during the scan: a lookup by it hashes no string and builds no key (matchesShape confirms). */
+  readonly hash: number;
   /** Byte length of the text (a reused analysis's statement range is moved by the difference). */
   readonly byteLength: number;
   /** Byte offset of each constant, in order (offsets in a reused analysis are moved to these). */
   readonly constantOffsets: readonly number[];
+  /** UTF-16 start and end (exclusive) of each constant in the text. */
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
   /**
    * A string constant was taken out. Without one, two texts of a shape differ only in digit runs
    * that touch no word: they hold the same words, quoted names and punctuation.
    */
   readonly hasStrings: boolean;
+}
+
+/**
+ * What a kept shape is compared by: the text between its constants and their kinds — none of the
+ * constants' values (as code units, not strings: a slice would keep the whole first text alive).
+ */
+export interface ShapePattern {
+  readonly hash: number;
+  /** The code units of the text outside constants, part after part. */
+  readonly codes: Uint16Array;
+  /** Each part's length: part k precedes constant k; the last part follows the last constant. */
+  readonly partLengths: readonly number[];
+  /** Per constant, whether it is a string (else a number). */
+  readonly strings: readonly boolean[];
+}
+
+const SMALL_INTEGER_BITS = 0x3fffffff;
+const STRING_MARK = 0x7f01;
+const NUMBER_MARK = 0x7f02;
+
+/** The hash of `text` from `from` to `to`, continued from `hash`, code unit by code unit. */
+function hashRange(hash: number, text: string, from: number, to: number): number {
+  let h = hash;
+  for (let at = from; at < to; at++) h = (Math.imul(h, 31) + text.charCodeAt(at)) | 0;
+  return h;
+}
+
+class ScannedShape implements LiteralShape {
+  constructor(
+    private readonly sql: string, readonly hash: number, readonly byteLength: number, readonly constantOffsets: readonly number[],
+    readonly starts: readonly number[], readonly ends: readonly number[], readonly hasStrings: boolean,
+  ) {}
+
+  get key(): string {
+    const { sql, starts, ends } = this;
+    let key = '';
+    let from = 0;
+    for (let k = 0; k < starts.length; k++) {
+      const start = starts[k] as number;
+      key += sql.slice(from, start) + (sql.charCodeAt(start) === 0x27 ? '$s' : '$n');
+      from = ends[k] as number;
+    }
+    return key + sql.slice(from);
+  }
+}
+
+/** The pattern a shape is kept by. */
+export function shapePattern(sql: string, shape: LiteralShape): ShapePattern {
+  const partLengths: number[] = [];
+  const codes: number[] = [];
+  let from = 0;
+  for (let k = 0; k <= shape.starts.length; k++) {
+    const to = k < shape.starts.length ? shape.starts[k] as number : sql.length;
+    for (let at = from; at < to; at++) codes.push(sql.charCodeAt(at));
+    partLengths.push(to - from);
+    from = shape.ends[k] ?? to;
+  }
+  return { hash: shape.hash, codes: Uint16Array.from(codes), partLengths, strings: shape.starts.map((start) => sql.charCodeAt(start) === 0x27) };
+}
+
+/**
+ * Whether `sql`, of shape `shape`, has the kept pattern's key: the same text between constants of
+ * the same kinds. Compared code unit by code unit in place (String.prototype.startsWith at an
+ * offset costs several times more on texts this short).
+ */
+export function matchesShape(pattern: ShapePattern, sql: string, shape: LiteralShape): boolean {
+  const { codes, partLengths, strings } = pattern;
+  const { starts, ends } = shape;
+  if (pattern.hash !== shape.hash || partLengths.length !== starts.length + 1) return false;
+  let from = 0;
+  let at = 0;
+  for (let k = 0; k < partLengths.length; k++) {
+    const length = partLengths[k] as number;
+    const to = k < starts.length ? starts[k] as number : sql.length;
+    if (to - from !== length) return false;
+    for (let i = 0; i < length; i++) if (codes[at + i] !== sql.charCodeAt(from + i)) return false;
+    at += length;
+    if (k < starts.length) {
+      if ((sql.charCodeAt(to) === 0x27) !== strings[k]) return false;
+      from = ends[k] as number;
+    }
+  }
+  return true;
 }
 
 /** The UTF-8 byte offset of each of `indexes` (UTF-16 positions of `text`, ascending). */
@@ -137,10 +226,10 @@ function isSpace(code: number): boolean {
 
 /** The text's shape, or undefined when the text is not simple enough to have one. */
 export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): LiteralShape | undefined {
-  let key = '';
+  let keyHash = 0;
   const constants: number[] = [];
+  const ends: number[] = [];
   let ascii = true; // every code unit seen so far is ASCII: byte offsets are the UTF-16 positions
-  let from = 0; // start of the text not yet copied into parts
   let firstWord: FirstWord | undefined;
   let hasStrings = false;
   const hashes = hashesOf(deniedWords);
@@ -160,11 +249,11 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
         if (inner >= 0x80) ascii = false;
         j++;
       }
-      key += sql.slice(from, i) + '$s';
+      keyHash = (Math.imul(keyHash, 31) + STRING_MARK) | 0;
       constants.push(i);
       hasStrings = true;
       i = j + 1;
-      from = i;
+      ends.push(i);
     } else if (code === 0x22) { // "quoted name": kept, and checked like a word
       let j = i + 1;
       let name = '';
@@ -180,17 +269,21 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
         j++;
       }
       if (firstWord === undefined || deniedWords.has(name.toLowerCase())) return undefined;
+      keyHash = hashRange(keyHash, sql, i, j + 1);
       i = j + 1;
     } else if (isWordStart(code)) {
       let j = i + 1;
       let hash = nextHash(0, code);
+      let exact = code; // the key's hash is case-sensitive, as the key is
       let asciiWord = code < 0x80;
       for (; j < n; j++) {
         const part = sql.charCodeAt(j);
         if (!isWordPart(part)) break;
         if (part >= 0x80) asciiWord = false;
         hash = nextHash(hash, part);
+        exact = (Math.imul(exact, 31) + part) | 0;
       }
+      keyHash = (Math.imul(keyHash, 31) + exact) | 0;
       if (!asciiWord) ascii = false;
       const next = sql.charCodeAt(j);
       // `$` in a name, or a prefixed string (E'…', U&'…', B'…', X'…', N'…').
@@ -217,26 +310,29 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
       }
       // 1e5, 0x1F, 1_000: left to the full analysis.
       if (j < n && isWordPart(sql.charCodeAt(j))) return undefined;
-      key += sql.slice(from, i) + '$n';
+      keyHash = (Math.imul(keyHash, 31) + NUMBER_MARK) | 0;
       constants.push(i);
       i = j;
-      from = i;
+      ends.push(i);
     } else if (code === 0x24) { // $1, $$
       return undefined;
     } else if ((code === 0x2d && sql.charCodeAt(i + 1) === 0x2d) || (code === 0x2f && sql.charCodeAt(i + 1) === 0x2a)) {
       return undefined; // a comment
     } else if (code === 0x3b) { // ; ends the text: only whitespace may follow
       for (let j = i + 1; j < n; j++) if (!isSpace(sql.charCodeAt(j))) return undefined;
+      keyHash = hashRange(keyHash, sql, i, n);
       i = n;
     } else if (code === 0) {
       return undefined;
     } else {
       if (code >= 0x80) ascii = false;
+      keyHash = (Math.imul(keyHash, 31) + code) | 0;
       i++;
     }
   }
   if (firstWord === undefined) return undefined;
-  key += sql.slice(from);
-  if (ascii) return { key, byteLength: n, constantOffsets: constants, hasStrings };
-  return { key, byteLength: Buffer.byteLength(sql, 'utf8'), constantOffsets: byteOffsets(sql, constants), hasStrings };
+  // Kept within V8's small integers: a Map looks other numbers up boxed, several times slower.
+  keyHash &= SMALL_INTEGER_BITS;
+  if (ascii) return new ScannedShape(sql, keyHash, n, constants, constants, ends, hasStrings);
+  return new ScannedShape(sql, keyHash, Buffer.byteLength(sql, 'utf8'), byteOffsets(sql, constants), constants, ends, hasStrings);
 }

@@ -8,7 +8,7 @@
  * text's literal shape (literalShape.ts): a simple statement that names no protected table and in
  * which the analysis found nothing at all is answered for every text of its shape.
  */
-import { literalShapeOf, type LiteralShape } from './literalShape.js';
+import { literalShapeOf, matchesShape, shapePattern, type LiteralShape, type ShapePattern } from './literalShape.js';
 import { EXPOSURE_FUNCTION_NAMES } from './plaintextExposure.js';
 import { findListedTableMention } from './protectedNameScan.js';
 import { analyseSql } from './sqlAnalyser.js';
@@ -34,11 +34,12 @@ function followedNames(protectedNames: Iterable<string>, plaintextNames: Iterabl
   return joined;
 }
 
-/** An analysis kept for a shape: the one statement, and the shape of the text it came from. */
+/** An analysis kept for a shape: the one statement, and the shape of the text it came from (not the text: its constants are not kept). */
 interface ShapeEntry {
   readonly analysis: SqlAnalysis;
   readonly statement: StatementAnalysis;
-  readonly shape: LiteralShape;
+  readonly shape: Pick<LiteralShape, 'byteLength' | 'constantOffsets'>;
+  readonly pattern: ShapePattern;
   /** The table names the first text of the shape was scanned for (and named none of). */
   readonly names: readonly string[];
   /** When it was last moved to the young end of its LRU (the cache's use count then). */
@@ -83,12 +84,13 @@ export interface SqlAnalysisCacheOptions {
 }
 
 /**
- * The analyses kept under one schema key. Keys within it are the texts and shapes themselves: a
- * lookup hashes the text once (a string keeps its hash), with no combined key to build and flatten.
+ * The analyses kept under one schema key. Texts are keyed by themselves (a lookup hashes the text
+ * once), shapes by the hash their scan computed (matchesShape confirms a hit; a shape whose hash
+ * another holds is just not kept), with no key to build and flatten.
  */
 interface SchemaSpace {
   readonly texts: Map<string, TextEntry>;
-  readonly shapes: Map<string, ShapeEntry>;
+  readonly shapes: Map<number, ShapeEntry>;
   used: number;
 }
 
@@ -119,31 +121,35 @@ export class SqlAnalysisCache {
     const uses = ++this.uses;
     let space = this.spaces.get(schemaKey);
     if (space !== undefined && this.stale(space, uses)) refresh(this.spaces, schemaKey, space, uses);
+    const candidate = this.shapeOf(sql, schema);
+    // Texts of a shape differ in their string constants, which may name a setting word (numbers cannot).
+    const found = candidate === undefined || (candidate.shape.hasStrings && textNamesSettingWords(sql)) ? undefined : space?.shapes.get(candidate.shape.hash);
+    const kept = found !== undefined && candidate !== undefined && matchesShape(found.pattern, sql, candidate.shape) ? found : undefined;
+    // A kept shape without string constants was scanned for these names already: its texts differ
+    // from that one only in digit runs, which can make no word. Any other text is scanned.
+    const scanned = kept !== undefined && kept.names === candidate?.names && !candidate.shape.hasStrings;
+    const named = candidate !== undefined && (scanned || findListedTableMention(sql, candidate.names) === undefined) ? candidate : undefined;
+    const moved = named === undefined || kept === undefined ? undefined : movedTo(kept, named.shape);
+    // Answered by its shape before its text is looked up: texts of a shape are not kept as texts,
+    // so that lookup (which hashes the whole text) would miss.
+    if (moved !== undefined && named !== undefined && kept !== undefined && space !== undefined) {
+      this.shapeHits++;
+      if (this.stale(kept, uses)) refresh(space.shapes, named.shape.hash, kept, uses);
+      return moved;
+    }
     const known = space?.texts.get(sql);
     if (known !== undefined && space !== undefined) {
       this.hits++;
       if (this.stale(known, uses)) refresh(space.texts, sql, known, uses);
       return known.analysis;
     }
-    const candidate = this.shapeOf(sql, schema);
-    // Texts of a shape differ in their string constants, which may name a setting word (numbers cannot).
-    const kept = candidate === undefined || (candidate.shape.hasStrings && textNamesSettingWords(sql)) ? undefined : space?.shapes.get(candidate.shape.key);
-    // A kept shape without string constants was scanned for these names already: its texts differ
-    // from that one only in digit runs, which can make no word. Any other text is scanned.
-    const scanned = kept !== undefined && kept.names === candidate?.names && !candidate.shape.hasStrings;
-    const named = candidate !== undefined && (scanned || findListedTableMention(sql, candidate.names) === undefined) ? candidate : undefined;
-    const moved = named === undefined || kept === undefined ? undefined : movedTo(kept, named.shape);
-    if (moved !== undefined && named !== undefined && kept !== undefined && space !== undefined) {
-      this.shapeHits++;
-      if (this.stale(kept, uses)) refresh(space.shapes, named.shape.key, kept, uses);
-      return moved;
-    }
     this.misses++;
     const analysis = analyseSql(sql, schema);
     const keepText = !analysis.statements.some((statement) => statement.literals.length > 0);
     let shapeEntry: ShapeEntry | undefined;
     if (named !== undefined && foundNothing(analysis)) {
-      const entry: ShapeEntry = { analysis, statement: analysis.statements[0] as StatementAnalysis, shape: named.shape, names: named.names, used: uses };
+      const shape = { byteLength: named.shape.byteLength, constantOffsets: named.shape.constantOffsets };
+      const entry: ShapeEntry = { analysis, statement: analysis.statements[0] as StatementAnalysis, shape, pattern: shapePattern(sql, named.shape), names: named.names, used: uses };
       if (movedTo(entry, named.shape) !== undefined) shapeEntry = entry;
     }
     if (!keepText && shapeEntry === undefined) return analysis;
@@ -152,8 +158,8 @@ export class SqlAnalysisCache {
       space.texts.set(sql, { analysis, used: uses });
       if (++this.textCount > this.maxEntries) this.evictOldest('texts');
     }
-    if (shapeEntry !== undefined && !space.shapes.has(shapeEntry.shape.key)) {
-      space.shapes.set(shapeEntry.shape.key, shapeEntry);
+    if (shapeEntry !== undefined && !space.shapes.has(shapeEntry.pattern.hash)) {
+      space.shapes.set(shapeEntry.pattern.hash, shapeEntry);
       if (++this.shapeCount > this.maxEntries) this.evictOldest('shapes');
     }
     return analysis;
@@ -173,18 +179,22 @@ export class SqlAnalysisCache {
    * entries were last moved, so the oldest is the first of one of them.
    */
   private evictOldest(kind: 'texts' | 'shapes'): void {
-    let oldest: { readonly schemaKey: string; readonly space: SchemaSpace; readonly key: string; readonly used: number } | undefined;
+    let oldest: { readonly schemaKey: string; readonly space: SchemaSpace; readonly used: number } | undefined;
     for (const [schemaKey, space] of this.spaces) {
-      const first = space[kind].entries().next();
+      const first = space[kind].values().next();
       if (first.done === true) continue;
-      const [key, entry] = first.value;
-      if (oldest === undefined || entry.used < oldest.used) oldest = { schemaKey, space, key, used: entry.used };
+      if (oldest === undefined || first.value.used < oldest.used) oldest = { schemaKey, space, used: first.value.used };
     }
     if (oldest === undefined) return;
-    oldest.space[kind].delete(oldest.key);
-    if (kind === 'texts') this.textCount--;
-    else this.shapeCount--;
-    if (oldest.space.texts.size === 0 && oldest.space.shapes.size === 0) this.spaces.delete(oldest.schemaKey);
+    const { space } = oldest;
+    if (kind === 'texts') {
+      dropFirst(space.texts);
+      this.textCount--;
+    } else {
+      dropFirst(space.shapes);
+      this.shapeCount--;
+    }
+    if (space.texts.size === 0 && space.shapes.size === 0) this.spaces.delete(oldest.schemaKey);
   }
 
   /** A new space, the least recently used one dropped whole first when there are MAX_SPACES (each eviction looks at every space). */
@@ -223,8 +233,14 @@ export class SqlAnalysisCache {
   }
 }
 
+/** Drops a map's first (oldest) entry. */
+function dropFirst<K, V>(map: Map<K, V>): void {
+  const first = map.keys().next();
+  if (first.done !== true) map.delete(first.value);
+}
+
 /** Re-inserts: Map keeps insertion order, so the oldest entry is always first. */
-function refresh<V extends { used: number }>(map: Map<string, V>, key: string, entry: V, uses: number): void {
+function refresh<K, V extends { used: number }>(map: Map<K, V>, key: K, entry: V, uses: number): void {
   entry.used = uses;
   map.delete(key);
   map.set(key, entry);
@@ -236,7 +252,7 @@ function refresh<V extends { used: number }>(map: Map<string, V>, key: string, e
  * ends where this text's does, and the constants compared with plain values sit where this text's
  * constants do. Undefined when an offset is not a constant's (the analysis is then not reused).
  */
-function movedTo(entry: ShapeEntry, shape: LiteralShape): SqlAnalysis | undefined {
+function movedTo(entry: ShapeEntry, shape: Pick<LiteralShape, 'byteLength' | 'constantOffsets'>): SqlAnalysis | undefined {
   const { statement } = entry;
   const compared = statement.plainComparedValues ?? [];
   const moved: number[] = [];
