@@ -26,6 +26,17 @@ function sameFormats(a: readonly number[] | undefined, b: readonly number[] | un
   return true;
 }
 
+/** Longer descriptions are compared natively: below this, Buffer.equals's call into C++ costs more than the loop. */
+const LOOP_COMPARE_BYTES = 256;
+
+function sameDescription(last: Buffer, frame: Buffer): boolean {
+  const length = last.length;
+  if (length !== frame.length) return false;
+  if (length > LOOP_COMPARE_BYTES) return last.equals(frame);
+  for (let i = 0; i < length; i++) if (last[i] !== frame[i]) return false;
+  return true;
+}
+
 export class DescribedResults {
   /** The last RowDescription read, as bytes and fields: a statement run again is described alike. */
   private lastDescription: Buffer | undefined;
@@ -42,7 +53,7 @@ export class DescribedResults {
 
   /** The fields of a RowDescription; the same object as last time when the bytes repeat. */
   fieldsOf(frame: Buffer): readonly FieldDescription[] {
-    if (this.lastDescription !== undefined && this.lastDescription.equals(frame)) return this.lastFields;
+    if (this.lastDescription !== undefined && sameDescription(this.lastDescription, frame)) return this.lastFields;
     const fields = readRowDescription(frame);
     this.lastDescription = Buffer.from(frame);
     this.lastFields = fields;
