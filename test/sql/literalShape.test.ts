@@ -176,6 +176,22 @@ describe('SqlAnalysisCache by literal shape', () => {
     expect(cache.misses).toBe(misses + 2);
   });
 
+  it('gives no shape to a number with a dot against it (PostgreSQL reads `12.` and `.5` as one constant each)', () => {
+    for (const text of ['SELECT id FROM plain WHERE id = 12.', 'SELECT id FROM plain WHERE id = .5', 'SELECT 5.e3', 'SELECT 1.5.x']) {
+      expect(shape(text)).toBeUndefined();
+    }
+    expect(shape('SELECT id FROM plain WHERE id = 1.5')).toBe('SELECT id FROM plain WHERE id = $n');
+    // Else `10.0.` (a syntax error: no analysis to reuse) was answered by the analysis of `12.`.
+    const cache = new SqlAnalysisCache();
+    const schema = testSchema({ listNames: true });
+    for (const [first, second] of [['12.', '10.0.'], ['.5', '.5.5']]) {
+      cache.analyse(`SELECT id FROM plain WHERE id = ${first}`, schema, 'g');
+      const text = `SELECT id FROM plain WHERE id = ${second}`;
+      expect(cache.analyse(text, schema, 'g')).toEqual(analyseSql(text, schema));
+    }
+    expect(cache.shapeHits).toBe(0);
+  });
+
   it('keeps no shape whose analysis found something (a rule, a session effect, a rejection)', () => {
     const cache = new SqlAnalysisCache();
     const schema = testSchema({ listNames: true });

@@ -6,7 +6,8 @@
  *
  * Only simple texts get a shape (everything else is analysed as before, fail closed):
  * - one SELECT, INSERT, UPDATE or DELETE (a trailing semicolon allowed), no SELECT … INTO;
- * - constants that are plain 'strings' (with '' inside) or unsigned numbers; no $n or $$ quoting,
+ * - constants that are plain 'strings' (with '' inside) or unsigned numbers (`12`, `1.5`; no dot
+ *   against them, as in `12.` or `.5`); no $n or $$ quoting,
  *   no E'', U&'', B'', X'' or N'' strings, no comments;
  * - no word (outside strings) among `deniedWords`: the names whose calls or mentions the analysis
  *   reads constants of (set_config, functions that run SQL text…).
@@ -308,8 +309,10 @@ export function literalShapeOf(sql: string, deniedWords: ReadonlySet<string>): L
         j += 2;
         while (j < n && isDigit(sql.charCodeAt(j))) j++;
       }
-      // 1e5, 0x1F, 1_000: left to the full analysis.
+      // 1e5, 0x1F, 1_000: left to the full analysis. So is a dot against the digits: PostgreSQL
+      // reads `12.` and `.5` as one constant each, so `12.` and `10.0.` (an error) would share a shape.
       if (j < n && isWordPart(sql.charCodeAt(j))) return undefined;
+      if (sql.charCodeAt(j) === 0x2e || sql.charCodeAt(i - 1) === 0x2e) return undefined;
       keyHash = (Math.imul(keyHash, 31) + NUMBER_MARK) | 0;
       constants.push(i);
       i = j;
