@@ -5,6 +5,9 @@
  * server-side prepares, the catalog functions, and its statement-level rollback (a SAVEPOINT around
  * each statement of a transaction) after an error.
  */
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../src/audit/auditLog.js';
@@ -35,19 +38,41 @@ interface OdbcRun {
 let harness: PolicyHarness;
 let result: OdbcRun;
 const audited: AuditEvent[] = [];
+/** Debian's odbcinst.ini turns CommLog on for the driver (a /tmp log of every run): the test registers the driver in one of its own. */
+const driverConfig = mkdtempSync(path.join(tmpdir(), 'pgveil-odbc-'));
+
+/** psqlODBC's library, wherever the multiarch folder puts it. */
+function driverLibrary(): string | undefined {
+  for (const arch of readdirSync('/usr/lib')) {
+    const library = path.join('/usr/lib', arch, 'odbc', 'psqlodbcw.so');
+    if (existsSync(library)) return library;
+  }
+  return undefined;
+}
+
+function driverLogs(): string[] {
+  return readdirSync(tmpdir()).filter((name) => name.startsWith('psqlodbc_'));
+}
+const logsBefore = driverLogs();
 
 beforeAll(async () => {
   requireProgram(DEBIAN_PYTHON, ['-c', 'import pyodbc'], 'python3-pyodbc');
   const driverProbe = 'import glob, pyodbc, sys; sys.exit(0 if "PostgreSQL Unicode" in pyodbc.drivers() or glob.glob("/usr/lib/*/odbc/psqlodbcw.so") else 1)';
   requireProgram(DEBIAN_PYTHON, ['-c', driverProbe], 'odbc-postgresql');
+  const library = driverLibrary();
+  if (library !== undefined) {
+    writeFileSync(path.join(driverConfig, 'odbcinst.ini'), `[PostgreSQL Unicode]\nDriver=${library}\nDebug=0\nCommLog=0\n`);
+  }
   harness = await startDemoHarness({ audit: { record: (event) => audited.push(event) } });
   result = await runJson<OdbcRun>(DEBIAN_PYTHON, [PROGRAM], {
     ROWS: JSON.stringify(CUSTOMERS),
     ...clientProgramEnv(harness),
+    ODBCSYSINI: driverConfig,
   });
 });
 
 afterAll(async () => {
+  rmSync(driverConfig, { recursive: true, force: true });
   await harness?.stop();
 });
 
@@ -89,5 +114,9 @@ describe('psqlODBC (pyodbc)', () => {
     const recovery = result.recovery[role];
     expect(recovery?.failed?.sqlstate).toBe('22012');
     expect(recovery?.after).toBe(true);
+  });
+
+  it('leaves no driver log behind (the driver registered with CommLog off)', () => {
+    expect(driverLogs().filter((name) => !logsBefore.includes(name))).toEqual([]);
   });
 });
