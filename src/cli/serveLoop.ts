@@ -10,6 +10,8 @@ export interface ServeLoopOptions {
   readonly services: RunningServices;
   /** Also run on SIGHUP (the primary tells its workers). */
   readonly onSighup?: () => void;
+  /** Reload when the configuration file changes (default true; a proxy worker leaves it to its primary). */
+  readonly watchFile?: boolean;
   /** Runs first when stopping, before the services close (the primary stops its workers). */
   readonly beforeClose?: () => Promise<void>;
 }
@@ -35,6 +37,7 @@ export async function serveUntilStopped(options: ServeLoopOptions): Promise<numb
   const { file, io, logger, services } = options;
   const watcher = watchConfig(file, {
     env: io.env,
+    watchFile: options.watchFile ?? true,
     onReload: (next) => services.applyConfig(next),
     onError: (err) => {
       // Validation messages carry locations and key paths, never values.

@@ -1,7 +1,8 @@
 /**
  * `pgveil serve` with `proxy.workers` above 1: this process is the primary. It serves the API, keeps
- * the signals and the reloads (SIGHUP is passed to every worker; each worker also watches the
- * configuration and policy files itself) and forks the proxy workers (proxyWorkerPool.ts).
+ * the signals and the reloads (SIGHUP, and a change to the configuration or policy file, is passed
+ * to every worker; workers watch no file, so one missed file event cannot leave one worker on the
+ * old accounts or policies while the others moved on) and forks the proxy workers (proxyWorkerPool.ts).
  *
  * Why node:cluster and not worker_threads: the proxy port must be shared. Node 20's net.Server has
  * no reusePort (it arrived in 22.12 / 23.1, and only on Linux and BSDs), so separate listeners
@@ -13,7 +14,7 @@
  * of the data path (the worker owns the socket), so it relays no traffic, only cancels.
  */
 import type { Logger } from 'pino';
-import type { PgveilConfig } from '../config/index.js';
+import { watchFileChanges, type PgveilConfig } from '../config/index.js';
 import type { CountedLogin } from '../auth/index.js';
 import type { CliIo } from './cliIo.js';
 import { ProxyWorkerPool } from './proxyWorkerPool.js';
@@ -37,9 +38,19 @@ export async function servePrimary(options: ServePrimaryOptions): Promise<number
   let countLogin: (login: CountedLogin) => void = () => undefined;
   const pool = new ProxyWorkerPool(options.workers, logger, options.args, (login) => countLogin(login));
   countLogin = services.auth.shareLoginCounts((login) => pool.shareLogin(login));
+  // Watching starts before the workers do: a change while they start reaches each once it is ready.
+  const watched = [options.file, ...(config.policies === undefined ? [] : [config.policies])];
+  const watchers = watched.map((file) => watchFileChanges(file, {
+    onChange: () => {
+      logger.info({ file }, 'file changed: telling every proxy worker to reload');
+      pool.reload();
+    },
+    onError: () => logger.error({ file }, 'cannot watch this file: proxy workers reload on SIGHUP only'),
+  }));
   try {
     await pool.start();
   } catch (error) {
+    for (const watcher of watchers) watcher.close();
     await pool.stop();
     await services.close();
     throw error;
@@ -51,6 +62,9 @@ export async function servePrimary(options: ServePrimaryOptions): Promise<number
       logger.info('SIGHUP: reloading, and telling every proxy worker');
       pool.reload();
     },
-    beforeClose: () => pool.stop(),
+    beforeClose: () => {
+      for (const watcher of watchers) watcher.close();
+      return pool.stop();
+    },
   });
 }

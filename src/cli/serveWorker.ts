@@ -1,7 +1,8 @@
 /**
  * One proxy worker of `pgveil serve` (forked by the primary, servePrimary.ts): it loads the same
  * configuration, keys, policies and engine, serves the proxy port (connections come from the
- * primary in turn), reloads on the primary's word as on SIGHUP, and stops on SIGTERM/SIGINT
+ * primary in turn), reloads on the primary's word as on SIGHUP (it watches no file itself: the
+ * primary does, so that no worker can stay behind on a change the others saw), and stops on SIGTERM/SIGINT
  * ending every session with 57P01, as a lone `pgveil serve` does.
  */
 import type { Logger } from 'pino';
@@ -61,7 +62,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
   };
   process.on('message', onMessage);
   send({ kind: 'pgveil.ready' });
-  const code = await serveUntilStopped({ file: options.file, io, logger, services });
+  const code = await serveUntilStopped({ file: options.file, io, logger, services, watchFile: false });
   process.off('message', onMessage);
   // The IPC channel would keep this process alive once its sessions are over.
   if (process.connected) process.disconnect();

@@ -1,7 +1,6 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import type { PgveilConfig } from './configTypes.js';
 import type { Env } from './envOverrides.js';
+import { watchFileChanges, type FileChangeWatcher } from './fileChangeWatcher.js';
 import { loadConfig } from './loadConfig.js';
 
 export interface ConfigWatcher {
@@ -17,15 +16,18 @@ export interface WatchConfigOptions {
   /** Called when the changed file does not validate; the previous configuration stays. */
   onError(err: unknown): void;
   debounceMs?: number;
+  /**
+   * Reload when the file changes. Default true; a proxy worker passes false and reloads on its
+   * primary's word, so that every process of one instance reloads from the same event.
+   */
+  watchFile?: boolean;
 }
 
 /**
  * Watches the configuration file so that account changes (disable, remove, new password) apply
- * without a restart. The folder is watched, not the file: editors replace files by renaming.
+ * without a restart.
  */
 export function watchConfig(file: string, opts: WatchConfigOptions): ConfigWatcher {
-  const debounceMs = opts.debounceMs ?? 100;
-  let timer: NodeJS.Timeout | undefined;
   let chain: Promise<void> = Promise.resolve();
 
   const reload = (): Promise<void> => {
@@ -40,20 +42,14 @@ export function watchConfig(file: string, opts: WatchConfigOptions): ConfigWatch
     return chain;
   };
 
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dirname(file), { persistent: false }, (_event, name) => {
-      if (name !== null && name !== basename(file)) return;
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(() => { void reload(); }, debounceMs);
-    });
-  } catch (err) {
-    opts.onError(err);
-  }
+  const watcher: FileChangeWatcher | undefined = opts.watchFile === false ? undefined : watchFileChanges(file, {
+    onChange: () => { void reload(); },
+    onError: (err) => opts.onError(err),
+    ...(opts.debounceMs === undefined ? {} : { debounceMs: opts.debounceMs }),
+  });
   return {
     reload,
     close() {
-      if (timer) clearTimeout(timer);
       watcher?.close();
     },
   };

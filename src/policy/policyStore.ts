@@ -1,5 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { watchFileChanges, type FileChangeWatcher } from '../config/index.js';
 import type { CatalogQuery } from './catalogReader.js';
 import { checkAgainstCatalog } from './catalogValidation.js';
 import { PolicyError, errorsOf, inFileOrder, warningsOf } from './policyError.js';
@@ -70,8 +69,6 @@ export async function openPolicyStore(opts: PolicyStoreOptions): Promise<PolicyS
   let current = await load();
   const listeners = new Set<(policies: PolicySet) => void>();
   let chain: Promise<ReloadOutcome> = Promise.resolve({ ok: true, policies: current });
-  let timer: NodeJS.Timeout | undefined;
-  let watcher: FSWatcher | undefined;
   let closed = false;
 
   const reload = (): Promise<ReloadOutcome> => {
@@ -94,19 +91,11 @@ export async function openPolicyStore(opts: PolicyStoreOptions): Promise<PolicyS
   const onSighup = (): void => { void reload(); };
   if (opts.reloadOnSighup ?? true) process.on('SIGHUP', onSighup);
 
-  if (opts.watchFile ?? true) {
-    const name = basename(opts.file);
-    try {
-      watcher = watch(dirname(opts.file), { persistent: false }, (_event, changed) => {
-        if (changed !== null && changed !== name) return;
-        if (timer) clearTimeout(timer);
-        timer = setTimeout(() => { void reload(); }, opts.debounceMs ?? 100);
-      });
-      watcher.on('error', (err) => opts.onError?.(err));
-    } catch (err) {
-      opts.onError?.(err);
-    }
-  }
+  const watcher: FileChangeWatcher | undefined = opts.watchFile === false ? undefined : watchFileChanges(opts.file, {
+    onChange: () => { void reload(); },
+    onError: (err) => opts.onError?.(err),
+    ...(opts.debounceMs === undefined ? {} : { debounceMs: opts.debounceMs }),
+  });
 
   return {
     get current() { return current; },
@@ -117,7 +106,6 @@ export async function openPolicyStore(opts: PolicyStoreOptions): Promise<PolicyS
     reload,
     close() {
       closed = true;
-      if (timer) clearTimeout(timer);
       watcher?.close();
       process.off('SIGHUP', onSighup);
     },

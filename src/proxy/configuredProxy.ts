@@ -148,6 +148,8 @@ export async function startConfiguredProxy(options: ConfiguredProxyOptions): Pro
       const roles = rolesCatalog;
       store = await openPolicyStore({
         file: options.policiesFile,
+        // A worker reloads on its primary's word (as on SIGHUP): the primary watches for the instance.
+        watchFile: options.worker === undefined,
         ...(catalog === undefined ? {} : { catalog: catalog.query }),
         check: (set) => checkUpstreamLogins(set, options.accounts(), base, roles, logger),
         onReload: (set) => {

@@ -241,6 +241,40 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
     expect(serve.stdout()).not.toContain(password);
   });
 
+  it('reloads every worker from the primary\'s watch of the files: no worker moves on alone, and an edit reaches both', async () => {
+    const proxyPort = await freePort();
+    const column = (table: string) => `columns:\n  public.${table}.ssn: { kind: ssn, method: tokenise, scope: people, reveal: { admin: plaintext } }\n`;
+    const { file } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 }, { policies: 'policies.yaml' });
+    const policies = join(file, '..', 'policies.yaml');
+    await writeFile(policies, column('first'));
+    const serve = await startServe(file, generateMasterKey());
+    const workerReloads = () => serve.lines().filter((line) => line.msg === 'policies reloaded' && line.worker !== undefined).map((line) => line.worker);
+    try {
+      await waitUntil(() => serve.lines().filter((line) => line.msg === 'proxy worker ready').length === 2, 5000, serve.stdout);
+      // The primary stopped: an edit now reaches no worker (each would have reloaded on its own
+      // watch, and a watch one of them missed would have left it on the old policies).
+      serve.child.kill('SIGSTOP');
+      try {
+        await writeFile(policies, column('second'));
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        expect(workerReloads()).toEqual([]);
+      } finally {
+        serve.child.kill('SIGCONT');
+      }
+      // The primary saw the edit: both workers reload, once each.
+      await waitUntil(() => workerReloads().length === 2, 10_000, serve.stdout);
+      expect(workerReloads().sort()).toEqual([0, 1]);
+      expect(serve.lines().some((line) => line.msg === 'file changed: telling every proxy worker to reload')).toBe(true);
+      // An edit of the configuration file reaches both too (their accounts reload).
+      const accountReloads = () => serve.lines().filter((line) => line.msg === 'configuration reloaded: accounts applied' && line.worker !== undefined);
+      await writeFile(file, `${await readFile(file, 'utf8')}\n`);
+      await waitUntil(() => accountReloads().length === 2, 10_000, serve.stdout);
+      expect(accountReloads().map((line) => line.worker).sort()).toEqual([0, 1]);
+    } finally {
+      await stopServe(serve);
+    }
+  });
+
   it('restarts a worker that dies, logging its exit without values', async () => {
     const proxyPort = await freePort();
     const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
