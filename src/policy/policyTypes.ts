@@ -92,7 +92,9 @@ export interface PolicySet {
  * - `role-switch`: SET ROLE, SET SESSION AUTHORIZATION, set_config of them;
  * - `monitor`: other sessions' query text (pg_stat_activity, pg_stat_statements), and the planner's
  *   statistics, which hold sampled column values (pg_statistic, pg_stats, pg_stats_ext…);
- * - `ddl`: any other statement outside the short list every role may run.
+ * - `ddl`: any other statement outside the short list every role may run;
+ * - `blind-update`: UPDATE … SET of a tokenised, fpe or passthrough column the role does not read in
+ *   plaintext (what it writes back is a mask, a token or NULL, which would replace the value).
  */
-export const STATEMENT_PRIVILEGES = ['code', 'derived', 'server-files', 'role-switch', 'monitor', 'ddl'] as const;
+export const STATEMENT_PRIVILEGES = ['code', 'derived', 'server-files', 'role-switch', 'monitor', 'ddl', 'blind-update'] as const;
 export type StatementPrivilege = (typeof STATEMENT_PRIVILEGES)[number];

@@ -37,8 +37,13 @@ function analysed(sql: string): SqlAnalysis {
   return analysis;
 }
 
+/** The columns a statement may show other than bare (overwrites are not reads). */
 function exposed(sql: string): ColumnRef[] {
-  return analysed(sql).exposures.map((exposure) => exposure.column);
+  return analysed(sql).exposures.filter((exposure) => exposure.overwrite !== true).map((exposure) => exposure.column);
+}
+
+function overwritten(sql: string): ColumnRef[] {
+  return analysed(sql).exposures.filter((exposure) => exposure.overwrite === true).map((exposure) => exposure.column);
 }
 
 describe('exposed: the value may leave other than as a bare result column', () => {
@@ -136,6 +141,40 @@ describe('not exposed: bare columns (masked on read) and non-emitting uses', () 
     "EXPLAIN SELECT note || '' FROM customers",
   ])('%s', (sql) => {
     expect(exposed(sql)).toEqual([]);
+  });
+});
+
+describe('overwrites: an UPDATE replaces the stored value of a column with a policy', () => {
+  it.each([
+    "UPDATE customers SET note = 'x' WHERE note = 'y' RETURNING note",
+    'UPDATE customers SET note = upper(note)',
+    'UPDATE customers SET note = NULL',
+    'UPDATE customers SET note = DEFAULT',
+    'UPDATE customers SET note = $1 WHERE id = $2',
+    "UPDATE customers SET (note, id) = ('x', 1)",
+    'UPDATE customers SET (note, id) = (SELECT note, 1 FROM customers LIMIT 1)',
+    "UPDATE customers c SET note = d.note FROM customers d WHERE d.id = c.id + 1",
+    "INSERT INTO customers (id, note) VALUES (1, 'a') ON CONFLICT (id) DO UPDATE SET note = EXCLUDED.note",
+    "MERGE INTO customers c USING (VALUES (1, 'a')) v(id, n) ON c.id = v.id WHEN MATCHED THEN UPDATE SET note = v.n",
+    "UPDATE note_view SET note = 'x'",
+  ])('%s', (sql) => {
+    expect(overwritten(sql)).toEqual([NOTE]);
+  });
+
+  it('a protected column too (its view decides, per session)', () => {
+    expect(overwritten('UPDATE customers SET ssn = $1, note = note WHERE id = $2')).toEqual([column('customers', 'ssn')]);
+  });
+
+  it.each([
+    'UPDATE customers SET note = note',
+    'UPDATE customers c SET note = c.note',
+    'UPDATE customers SET id = 2, name = $1',
+    "INSERT INTO customers (id, note) VALUES (1, 'x')",
+    "INSERT INTO customers (id, note) VALUES (1, 'a') ON CONFLICT (id) DO UPDATE SET note = customers.note, id = EXCLUDED.id",
+    "INSERT INTO customers (id, note) VALUES (1, 'a') ON CONFLICT DO NOTHING",
+    'DELETE FROM customers WHERE note = $1',
+  ])('none: %s', (sql) => {
+    expect(overwritten(sql)).toEqual([]);
   });
 });
 

@@ -122,6 +122,11 @@ export interface PlaintextExposure {
   /** How, as a clause: "it is used in an expression of the select list". */
   readonly reason: string;
   readonly position?: number;
+  /**
+   * Not a read: the statement replaces the stored value (an UPDATE's SET). A session that reads
+   * the column masked could only be writing back what it was shown, or overwriting blind.
+   */
+  readonly overwrite?: true;
 }
 
 /** `$n` feeding a protected column (n counts from 1, as in the SQL text). */
@@ -229,7 +234,10 @@ export interface StatementAnalysis {
   /** A COPY statement as written (copyShape), so its data stream is known without parsing again. */
   readonly copy?: CopyShape;
   readonly rejection: Rejection | undefined;
-  /** Plaintext-at-rest columns that may reach the client other than as bare result columns. */
+  /**
+   * Plaintext-at-rest columns that may reach the client other than as bare result columns, and
+   * columns with a policy whose stored value the statement replaces (`overwrite`).
+   */
   readonly exposures: readonly PlaintextExposure[];
   /** Set when the statement may read data by a route pgveil cannot follow (SQL in a string, a DO block). */
   readonly opaqueRead: string | undefined;

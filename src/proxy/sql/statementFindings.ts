@@ -45,9 +45,10 @@ export class StatementFindings {
   /** The first route to data pgveil cannot follow (see StatementAnalysis.opaqueRead). */
   opaqueRead: string | undefined;
 
-  addExposure(column: ColumnRef, reason: string, position: number | undefined): void {
+  addExposure(column: ColumnRef, reason: string, position: number | undefined, overwrite = false): void {
     if (this.exposures.some((known) => sameColumn(known.column, column) && known.reason === reason)) return;
-    this.exposures.push(position === undefined ? { column, reason } : { column, reason, position });
+    const exposure: PlaintextExposure = position === undefined ? { column, reason } : { column, reason, position };
+    this.exposures.push(overwrite ? { ...exposure, overwrite: true } : exposure);
   }
 
   addOpaqueRead(reason: string): void {

@@ -117,6 +117,7 @@ function analyseAssignments(targets: readonly Node[] | undefined, target: WriteT
     if (column?.protected === true && indirection !== undefined) {
       rejectColumn(column.ref, 'writing into a field or element of it cannot be protected', location);
     }
+    exposeOverwrite(column, val, target, scope, location, context);
     if (!('MultiAssignRef' in val)) {
       writeValue(column, val, scope, context);
       continue;
@@ -139,6 +140,40 @@ function analyseAssignments(targets: readonly Node[] | undefined, target: WriteT
       if (column?.protected === true) rejectColumn(column.ref, 'the value assigned to it comes from a row expression pgveil cannot map', location);
     }
   }
+}
+
+const OVERWRITE = 'an UPDATE sets it, so a value read that way and written back (grid editors and ORMs send whole rows) would '
+  + 'replace the stored one: leave it out of the SET list (or set it to itself), or give the role the blind-update privilege '
+  + '(privileges: { <role>: [blind-update] } in the policy file) to let it set values it cannot read';
+
+/**
+ * SET of a column with a policy to anything but its own current value: recorded as an overwrite
+ * (with the exposures, so that every path that skips sessions' checks for a statement without
+ * exposures skips none of these), refused for a session that does not read the column in plaintext
+ * (maskedColumnGuard).
+ */
+function exposeOverwrite(
+  column: TableColumn | undefined, value: Node, target: WriteTarget, scope: Scope, location: number | undefined, context: AnalysisContext,
+): void {
+  if (column === undefined || (!column.protected && column.plaintext === undefined) || keepsCurrentValue(column, value, target, scope)) return;
+  context.findings.addExposure(column.plaintext?.column ?? column.ref, OVERWRITE, location, true);
+}
+
+/**
+ * `SET phone = phone` or `t.phone` (t the target's name or alias): the row's own value. Another
+ * FROM item of the same table (`= d.phone`) is another row's, and `EXCLUDED.phone` the proposed one.
+ */
+function keepsCurrentValue(column: TableColumn, value: Node, target: WriteTarget, scope: Scope): boolean {
+  if (!('ColumnRef' in value)) return false;
+  const fields = value.ColumnRef.fields ?? [];
+  if (fields.length === 2) {
+    const qualifier = fields[0];
+    if (qualifier === undefined || !('String' in qualifier) || qualifier.String.sval !== target.item.name) return false;
+  } else if (fields.length !== 1) {
+    return false;
+  }
+  const resolution = scope.resolve(fields);
+  return resolution.kind === 'column' && resolution.origin.kind === 'column' && sameStoredColumn(resolution.origin.column, column.ref);
 }
 
 export function analyseUpdate(update: UpdateStmt, outer: Scope | undefined, context: AnalysisContext): OutputColumn[] {

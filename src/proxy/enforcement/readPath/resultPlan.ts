@@ -29,7 +29,7 @@ export type PolicyOfAttribute = (tableOid: number, attnum: number) => ColumnPoli
 export class ReadActions {
   private readonly actions = new Map<ColumnPolicy, ReadAction>();
 
-  constructor(private readonly roles: readonly string[]) {}
+  constructor(readonly roles: readonly string[]) {}
 
   of(policy: ColumnPolicy): ReadAction {
     let action = this.actions.get(policy);
