@@ -8,7 +8,8 @@ import { parseScryptHash } from './passwordHash.js';
  */
 export class AccountStore {
   private byEmail = new Map<string, AccountConfig>();
-  private highestLogN: number | undefined;
+  /** Every account's scrypt cost, ascending (with repeats: their spread is what a stranger must match). */
+  private costs: readonly number[] = [];
   private readonly listeners: Array<() => void> = [];
 
   constructor(accounts: readonly AccountConfig[] = []) {
@@ -17,14 +18,14 @@ export class AccountStore {
 
   replaceAll(accounts: readonly AccountConfig[]): void {
     const next = new Map<string, AccountConfig>();
-    let highest: number | undefined;
+    const costs: number[] = [];
     for (const account of accounts) {
       next.set(normaliseEmail(account.email), account);
       const logN = parseScryptHash(account.passwordHash)?.logN;
-      if (logN !== undefined && (highest === undefined || logN > highest)) highest = logN;
+      if (logN !== undefined) costs.push(logN);
     }
     this.byEmail = next;
-    this.highestLogN = highest;
+    this.costs = costs.sort((a, b) => a - b);
     for (const listener of [...this.listeners]) listener();
   }
 
@@ -38,11 +39,15 @@ export class AccountStore {
   }
 
   /**
-   * The highest scrypt cost among the accounts' password hashes, undefined without accounts:
-   * a login for an unknown email is checked at this cost so it takes as long as a real one.
+   * The scrypt cost at which a login for an unknown email is checked, undefined without accounts:
+   * the cost of one account, chosen by `pick` (a keyed hash of the email, in [0, 1)). Always the
+   * highest would let a login to an account hashed at a lower cost answer faster than any unknown
+   * email, telling its email apart; so an unknown email costs what some account costs, the same
+   * one each time, in the proportions the accounts' costs have.
    */
-  get highestScryptLogN(): number | undefined {
-    return this.highestLogN;
+  strangerScryptLogN(pick: number): number | undefined {
+    if (this.costs.length === 0) return undefined;
+    return this.costs[Math.min(this.costs.length - 1, Math.floor(pick * this.costs.length))];
   }
 
   get(email: string): AccountConfig | undefined {

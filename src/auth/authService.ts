@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { normaliseEmail, DEFAULTS, type AccountConfig, type LoginRateLimit } from '../config/index.js';
 import type { Keyring } from '../keys/index.js';
 import type { AccountAuthenticator, AuthenticatedAccount } from './accountAuthenticator.js';
@@ -39,6 +40,7 @@ export interface LoginResult {
 }
 
 const BEARER = /^bearer\s+/i;
+const STRANGER_COST_PURPOSE = 'auth-stranger-cost';
 
 function unauthorized(message = 'invalid credentials'): AuthError {
   return new AuthError('unauthorized', message);
@@ -52,6 +54,7 @@ function unauthorized(message = 'invalid credentials'): AuthError {
  */
 export class AuthService implements AccountAuthenticator {
   readonly accounts: AccountStore;
+  private readonly keyring: Keyring;
   private readonly tokens: SessionTokens;
   private readonly limiter: LoginRateLimiter;
   private readonly verifier: PasswordVerifier;
@@ -66,6 +69,7 @@ export class AuthService implements AccountAuthenticator {
   constructor(options: AuthServiceOptions) {
     const clock = options.clock ?? systemClock;
     this.accounts = options.accounts instanceof AccountStore ? options.accounts : new AccountStore(options.accounts);
+    this.keyring = options.keyring;
     this.tokens = new SessionTokens(options.keyring, clock);
     this.limiter = new LoginRateLimiter(options.loginRateLimit ?? {
       maxFailuresPerAccount: DEFAULTS.maxFailuresPerAccount,
@@ -112,7 +116,7 @@ export class AuthService implements AccountAuthenticator {
         ok = await this.verified.verify(key, password, account.passwordHash);
       } else {
         // Disabled or unknown: the full cost, never cached, so the answer comes no faster.
-        const hash = account?.passwordHash ?? await this.dummyHash(this.accounts.highestScryptLogN ?? DEFAULT_SCRYPT_LOG_N);
+        const hash = account?.passwordHash ?? await this.dummyHash(this.accounts.strangerScryptLogN(this.strangerPick(key)) ?? DEFAULT_SCRYPT_LOG_N);
         ok = await this.verifier(password, hash);
       }
     } finally {
@@ -135,6 +139,14 @@ export class AuthService implements AccountAuthenticator {
   shareLoginCounts(sharer: (login: CountedLogin) => void): (login: CountedLogin) => void {
     this.limiter.onCounted(sharer);
     return (login) => this.limiter.applyShared(login);
+  }
+
+  /**
+   * Where in the accounts' costs an unknown email falls: keyed, so no one can work out which
+   * cost an email will show, and the same in every process and restart of the instance.
+   */
+  private strangerPick(email: string): number {
+    return createHmac('sha256', this.keyring.subkey(STRANGER_COST_PURPOSE, '', '')).update(email).digest().readUInt32BE(0) / 2 ** 32;
   }
 
   private dummyHash(logN: number): Promise<string> {

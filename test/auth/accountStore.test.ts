@@ -9,13 +9,13 @@ async function account(email: string, logN: number): Promise<AccountConfig> {
 }
 
 describe('AccountStore', () => {
-  it('knows the highest scrypt cost of its accounts, for checking unknown emails at that cost', async () => {
+  it('gives an unknown email the cost of one account, in the proportions of the accounts\' costs', async () => {
     const store = new AccountStore();
-    expect(store.highestScryptLogN).toBeUndefined();
-    store.replaceAll([await account('a@example.com', 4), await account('b@example.com', 6), await account('c@example.com', 5)]);
-    expect(store.highestScryptLogN).toBe(6);
+    expect(store.strangerScryptLogN(0.5)).toBeUndefined();
+    store.replaceAll([await account('a@example.com', 4), await account('b@example.com', 6), await account('c@example.com', 5), await account('d@example.com', 4)]);
+    expect([0, 0.3, 0.49, 0.5, 0.74, 0.75, 0.999].map((pick) => store.strangerScryptLogN(pick))).toEqual([4, 4, 4, 5, 5, 6, 6]);
     store.replaceAll([await account('a@example.com', 4)]);
-    expect(store.highestScryptLogN).toBe(4);
+    expect(store.strangerScryptLogN(0.99)).toBe(4);
   });
 
   it('tells its listeners after every replacement', async () => {
