@@ -177,7 +177,7 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
           accountsInForce = revoked;
           accounts.replaceAll(revoked);
         }
-        logger.error(`configuration not reloaded; the previous accounts stay, less what it disables or removes, with the passwords and API keys it gives them:\n${(error as Error).message}`);
+        logger.error(`configuration not reloaded; the previous accounts stay, less what it disables or removes and those whose roles it changes other than by adding (disabled until a reload succeeds), with the passwords and API keys it gives them:\n${(error as Error).message}`);
         recordReload(audit, logger, { event: 'accounts.reload', outcome: 'failed', reason: 'upstream_login_refused', ...changes });
         return;
       }

@@ -155,8 +155,8 @@ describe('pgveil serve: open proxy sessions after an accounts reload', () => {
 });
 
 describe('pgveil serve: an accounts reload refused for an upstream login', () => {
-  it('still disables and removes what it disables and removes, and ends those sessions; the rest stays as it was', async () => {
-    const names = ['gone', 'removed', 'escalated'] as const;
+  it('still disables and removes what it disables and removes, disables an account it takes a role from, and ends those sessions; the rest stays as it was', async () => {
+    const names = ['gone', 'removed', 'narrowed', 'widened'] as const;
     const served = await serve(names);
     const { file, folder, apiPort, passwords } = served;
     const apiLogin = async (name: string) => (await fetch(`http://127.0.0.1:${apiPort}/auth/login`, {
@@ -166,25 +166,28 @@ describe('pgveil serve: an accounts reload refused for an upstream login', () =>
     try {
       opened = await openSessions(served, names);
       const { clients, errors } = opened;
-      // One file change: an account disabled, one removed, and one given a role whose upstream
-      // login (the superuser, as analyst lacks plaintext) pgveil refuses.
+      // One file change: an account disabled, one removed, one moved from app to analyst (whose
+      // upstream login, the superuser, pgveil refuses for a role that lacks plaintext), and one
+      // given analyst beside app.
       const next = parseDocument(await readFile(file, 'utf8'));
       next.setIn(['accounts', 0, 'enabled'], false);
       next.setIn(['accounts', 2, 'roles'], next.createNode(['analyst']));
+      next.setIn(['accounts', 3, 'roles'], next.createNode(['app', 'analyst']));
       next.deleteIn(['accounts', 1]);
       await writeFile(file, next.toString());
       await audited(served, '"accounts.reload"');
       expect(await readFile(join(folder, 'audit.log'), 'utf8')).toContain('"reason":"upstream_login_refused"');
 
-      for (const name of ['gone', 'removed']) {
+      // narrowed keeps neither app (taken away) nor analyst (refused): disabled until a reload succeeds.
+      for (const name of ['gone', 'removed', 'narrowed']) {
         expect(await apiLogin(name), name).toBe(401);
         const outcome = await (clients.get(name) as pg.Client).query('SELECT 1 AS one').then(() => 'ran', (error: { code?: string }) => error.code);
         expect(outcome, name).not.toBe('ran');
         expect(errors.get(name)?.[0], name).toMatchObject({ code: '57P01' });
       }
-      // The refused change is not in force: the account keeps its roles, and its session goes on.
-      expect(await apiLogin('escalated')).toBe(201);
-      expect((await (clients.get('escalated') as pg.Client).query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      // A role only added is not in force: the account keeps its roles, and its session goes on.
+      expect(await apiLogin('widened')).toBe(201);
+      expect((await (clients.get('widened') as pg.Client).query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     } finally {
       for (const client of opened?.clients.values() ?? []) await client.end().catch(() => undefined);
       expect(await served.stop()).toBe(0);
