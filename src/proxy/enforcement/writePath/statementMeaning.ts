@@ -9,6 +9,7 @@ import type { ColumnPolicies } from '../catalog/columnPolicies.js';
 import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
 import type { PolicySessionState } from '../policySessionState.js';
 import type { StatementInfo } from '../expectedReplies.js';
+import { maskedColumnRefusal } from './maskedColumnGuard.js';
 import { analyse, planSignature, type StatementContext } from './statementRewriter.js';
 
 /** Digests per analysis (the analysis cache hands out one object per text and context): made once each. */
@@ -23,13 +24,20 @@ function signatureOf(analysis: SqlAnalysis): string {
   return signature;
 }
 
-/** Refused when the text, analysed again under `context`, now needs other rewriting (an empty key: always analysed again). */
+/**
+ * Refused when the text, analysed again under `context`, now needs other rewriting, or sets a
+ * column the session no longer reads in plaintext (an empty key: always analysed again).
+ */
 export function changedMeaningRefusal(statement: StatementInfo, context: StatementContext, message: string): PolicyRefusal | undefined {
   // The usual case: nothing the analysis depended on changed since Parse (or since a Bind checked it).
   if (context.schemaKey === statement.schemaKey || context.schemaKey === statement.checkedUnder) return undefined;
   if (statement.sql === undefined || statement.analysis === undefined) return unsupportedRefusal(message);
   const again = analyse(statement.sql, context);
   if (signatureOf(again) !== signatureOf(statement.analysis)) return unsupportedRefusal(message);
+  // The same rewriting, but the session may read its columns otherwise now (a reload narrowed a
+  // tokenised column's reveal without ending it): what it may set is decided again.
+  const masked = maskedColumnRefusal(again, context.policies, context.actions);
+  if (masked !== undefined) return masked;
   statement.checkedUnder = context.schemaKey;
   return undefined;
 }
