@@ -91,6 +91,41 @@ describe('an UPDATE of a column the session does not read in plaintext', () => {
     expect((await app.query('SELECT phone, email FROM customers WHERE id = $1', [id])).rows[0]).toEqual({ phone: '555-999-0000', email: 'wren2@example.com' });
   });
 
+  it('is refused by every other route to the stored value: views, data-modifying CTEs, EXPLAIN ANALYZE, row and cast forms, cursors, SQL PREPARE', async () => {
+    await direct.query(`
+      CREATE VIEW customers_all AS SELECT * FROM customers;
+      CREATE VIEW customers_renamed AS SELECT id, phone AS tel, email AS mail FROM customers;
+      CREATE VIEW customers_checked AS SELECT * FROM customers_renamed WHERE id > 0 WITH CHECK OPTION;
+    `);
+    const before = await stored();
+    for (const sql of [
+      `UPDATE customers_all SET phone = 'x' WHERE id = ${id}`,
+      `UPDATE customers_renamed SET tel = 'x' WHERE id = ${id}`,
+      `UPDATE customers_renamed SET mail = 'x@example.com' WHERE id = ${id}`,
+      `UPDATE customers_checked SET tel = 'x' WHERE id = ${id}`,
+      `MERGE INTO customers_renamed t USING (SELECT ${id} AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET tel = 'x'`,
+      `WITH u AS (UPDATE customers SET phone = 'x' WHERE id = ${id} RETURNING id) SELECT count(*) FROM u`,
+      `EXPLAIN ANALYZE UPDATE customers SET phone = 'x' WHERE id = ${id}`,
+      `UPDATE customers SET (phone, note) = ROW('x', 'y') WHERE id = ${id}`,
+      `UPDATE customers SET (phone, note) = (SELECT 'x', 'y') WHERE id = ${id}`,
+      `UPDATE customers SET phone = phone::varchar(3) WHERE id = ${id}`,
+      `UPDATE customers SET phone = DEFAULT WHERE id = ${id}`,
+      `UPDATE customers c SET phone = d.phone FROM customers d WHERE c.id = ${id} AND d.id <> c.id`,
+      `INSERT INTO customers AS c (id, phone) VALUES (${id}, 'x') ON CONFLICT (id) DO UPDATE SET phone = (SELECT excluded.phone)`,
+      `MERGE INTO customers t USING (SELECT ${id} AS id) s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN UPDATE SET phone = 'x'`,
+      `PREPARE overwrite AS UPDATE customers SET phone = 'x' WHERE id = ${id}`,
+    ]) {
+      expect(await refusal(support.query(sql)), sql).toMatchObject({ code: '42501' });
+    }
+    await support.query('BEGIN');
+    await support.query(`DECLARE current_row CURSOR FOR SELECT id FROM customers WHERE id = ${id} FOR UPDATE`);
+    await support.query('FETCH current_row');
+    expect(await refusal(support.query("UPDATE customers SET phone = 'x' WHERE CURRENT OF current_row"))).toMatchObject({ code: '42501' });
+    await support.query('ROLLBACK');
+    expect(await refusal(support.query(`DO $$ BEGIN UPDATE customers SET phone = 'x' WHERE id = ${id}; END $$`))).toMatchObject({ code: '42501' });
+    expect(await stored()).toEqual(before);
+  });
+
   it('is allowed with the blind-update privilege, and the value is protected as for any writer', async () => {
     await writeFile(harness.policyFile, `${POLICIES_YAML}privileges:\n  support: [blind-update]\n`);
     expect((await harness.store.reload()).ok).toBe(true);
