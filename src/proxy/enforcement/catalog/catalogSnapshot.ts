@@ -6,10 +6,13 @@
  * once read.
  */
 import type { CatalogQuery, CatalogRow } from '../../../policy/index.js';
+import { inReadOnlyTransaction } from './catalogCursor.js';
 import {
   INHERITS_SQL, RELATIONS_SQL, SCHEMAS_WITHOUT_USAGE_SQL, SESSION_DEFAULTS_SQL, SYSTEM_RELATIONS_SQL, VIEW_DEPENDENCIES_SQL, VIEW_RULES_SQL,
 } from './catalogSnapshotSql.js';
+import { forEachInSlices } from './eventLoopSlices.js';
 import { readRoutineVolatility, type RoutineVolatility } from './routineVolatility.js';
+import { SlicedCatalogReading } from './slicedCatalogReading.js';
 import { viewColumnOrigins, viewComputedSources, type AttributeRef } from './viewRuleOrigins.js';
 
 export interface CatalogColumn {
@@ -86,21 +89,35 @@ interface MutableRelation {
   computed: Map<number, readonly AttributeRef[]>;
 }
 
+/** View rule text (nodeToString) characters tokenised per slice unit: a rule costs about what its length says. */
+const RULE_CHARACTERS_PER_UNIT = 50;
+/** Rules per FETCH: one is often kilobytes, so a slice's worth of rows would be megabytes for the driver to parse in one turn. */
+const RULES_PER_BATCH = 50;
+
+function columnOf(row: CatalogRow): CatalogColumn {
+  const attnum = num(row, 'attnum');
+  const name = str(row, 'column_name');
+  const typeOid = num(row, 'type_oid');
+  const typmod = num(row, 'typmod');
+  return str(row, 'generated') === '' ? { attnum, name, typeOid, typmod } : { attnum, name, typeOid, typmod, generated: true };
+}
+
+/**
+ * Reads the snapshot in one read-only transaction, building it as the rows arrive and yielding to
+ * the event loop between slices of rows (SlicedCatalogReading): the other sessions of the process
+ * run between slices. Nothing is handed out before the whole snapshot is built.
+ */
 export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogSnapshot> {
-  const [rows, inherits, rules, dependencies, users, unusable, system] = [
-    await query(RELATIONS_SQL, []),
-    await query(INHERITS_SQL, []),
-    await query(VIEW_RULES_SQL, []),
-    await query(VIEW_DEPENDENCIES_SQL, []),
-    await query(SESSION_DEFAULTS_SQL, []),
-    await query(SCHEMAS_WITHOUT_USAGE_SQL, []),
-    await query(SYSTEM_RELATIONS_SQL, []),
-  ];
-  const routines = await readRoutineVolatility(query);
+  return inReadOnlyTransaction(query, () => buildSnapshot(new SlicedCatalogReading(query)));
+}
+
+async function buildSnapshot(reading: SlicedCatalogReading): Promise<CatalogSnapshot> {
   const relations = new Map<number, MutableRelation>();
-  for (const row of rows) {
+  let relation: MutableRelation | undefined;
+  // Rows come in oid order: a relation's columns follow each other.
+  await reading.forEachRow(RELATIONS_SQL, (row) => {
     const oid = num(row, 'oid');
-    let relation = relations.get(oid);
+    if (relation?.oid !== oid) relation = relations.get(oid);
     if (relation === undefined) {
       relation = {
         oid, schema: str(row, 'schema_name'), table: str(row, 'table_name'), relkind: str(row, 'relkind'),
@@ -108,46 +125,44 @@ export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogS
       };
       relations.set(oid, relation);
     }
-    const column: CatalogColumn = {
-      attnum: num(row, 'attnum'), name: str(row, 'column_name'), typeOid: num(row, 'type_oid'), typmod: num(row, 'typmod'),
-      ...(str(row, 'generated') === '' ? {} : { generated: true }),
-    };
+    const column = columnOf(row);
     relation.columns.push(column);
     relation.byAttnum.set(column.attnum, column);
-  }
-  for (const row of inherits) relations.get(num(row, 'child'))?.parents.push(num(row, 'parent'));
+  });
+  await reading.forEachRow(INHERITS_SQL, (row) => relations.get(num(row, 'child'))?.parents.push(num(row, 'parent')));
   const dependsOn = new Map<number, AttributeRef[]>();
-  for (const row of dependencies) {
+  await reading.forEachRow(VIEW_DEPENDENCIES_SQL, (row) => {
     const list = dependsOn.get(num(row, 'view_oid')) ?? [];
     list.push({ oid: num(row, 'ref_oid'), attnum: num(row, 'ref_attnum') });
     dependsOn.set(num(row, 'view_oid'), list);
-  }
-  for (const row of rules) {
+  });
+  await reading.forEachRow(VIEW_RULES_SQL, (row) => {
     const view = relations.get(num(row, 'view_oid'));
-    if (view === undefined) continue;
+    if (view === undefined) return;
     const action = str(row, 'action');
     for (const [attnum, origin] of viewColumnOrigins(action)) view.origins.set(attnum, origin);
     // A computed column pgveil cannot trace is taken to read everything the view reads.
     for (const [attnum, sources] of viewComputedSources(action)) {
       view.computed.set(attnum, sources === 'unknown' ? dependsOn.get(view.oid) ?? [] : sources);
     }
-  }
+  }, { batchRows: RULES_PER_BATCH, units: (row) => 1 + str(row, 'action').length / RULE_CHARACTERS_PER_UNIT });
   const byName = new Map<string, CatalogRelation>();
   const byBareName = new Map<string, CatalogRelation[]>();
-  for (const relation of relations.values()) {
+  await forEachInSlices(relations.values(), reading.budget, (relation) => {
     byName.set(nameKey(relation.schema, relation.table), relation);
     const same = byBareName.get(relation.table) ?? [];
     same.push(relation);
     byBareName.set(relation.table, same);
-  }
-  const defaults = users[0] ?? {};
-  const schemasWithoutUsage = new Set(unusable.map((row) => str(row, 'schema_name')));
+  });
+  const defaults = (await reading.rows(SESSION_DEFAULTS_SQL))[0] ?? {};
+  const schemasWithoutUsage = new Set((await reading.rows(SCHEMAS_WITHOUT_USAGE_SQL)).map((row) => str(row, 'schema_name')));
   const systemRelations = new Map<string, Set<string>>();
-  for (const row of system) {
+  for (const row of await reading.rows(SYSTEM_RELATIONS_SQL)) {
     const names = systemRelations.get(str(row, 'schema_name')) ?? new Set<string>();
     names.add(str(row, 'table_name'));
     systemRelations.set(str(row, 'schema_name'), names);
   }
+  const routines = await readRoutineVolatility(reading);
   // 'client': set by this connection's startup options (PGOPTIONS), not a default sessions share.
   const defaultSearchPath = str(defaults, 'search_path_source') === 'client' ? undefined : str(defaults, 'search_path');
   return {

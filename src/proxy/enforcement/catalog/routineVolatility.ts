@@ -6,7 +6,8 @@
  * does not resolve argument types, so a name is volatile when any overload of it is. Read once per
  * catalog reading; names only, a Set per schema.
  */
-import type { CatalogQuery, CatalogRow } from '../../../policy/index.js';
+import type { CatalogRow } from '../../../policy/index.js';
+import type { SlicedCatalogReading } from './slicedCatalogReading.js';
 
 /** The names of one kind of routine in one schema. */
 export interface RoutineNames {
@@ -51,27 +52,27 @@ interface MutableNames {
   readonly volatile: Set<string>;
 }
 
-function bySchema(rows: readonly CatalogRow[]): Map<string, RoutineNames> {
-  const schemas = new Map<string, MutableNames>();
-  for (const row of rows) {
-    const schema = String(row['schema_name'] ?? '');
-    const name = String(row['name'] ?? '');
-    let names = schemas.get(schema);
-    if (names === undefined) {
-      names = { known: new Set(), volatile: new Set() };
-      schemas.set(schema, names);
-    }
-    names.known.add(name);
-    const flag = row['volatile'];
-    if (flag === true || flag === 't') names.volatile.add(name);
+/** Adds one row (schema, name, volatile) to the names by schema. */
+function addRoutine(schemas: Map<string, MutableNames>, row: CatalogRow): void {
+  const schema = String(row['schema_name'] ?? '');
+  const name = String(row['name'] ?? '');
+  let names = schemas.get(schema);
+  if (names === undefined) {
+    names = { known: new Set(), volatile: new Set() };
+    schemas.set(schema, names);
   }
-  return schemas;
+  names.known.add(name);
+  const flag = row['volatile'];
+  if (flag === true || flag === 't') names.volatile.add(name);
 }
 
-export async function readRoutineVolatility(query: CatalogQuery): Promise<RoutineVolatility> {
-  const functions = await query(FUNCTIONS_SQL, []);
-  const operators = await query(OPERATORS_SQL, []);
-  return { functions: bySchema(functions), operators: bySchema(operators) };
+/** Read in slices, as the rest of the snapshot: a database can hold tens of thousands of functions. */
+export async function readRoutineVolatility(reading: SlicedCatalogReading): Promise<RoutineVolatility> {
+  const functions = new Map<string, MutableNames>();
+  await reading.forEachRow(FUNCTIONS_SQL, (row) => addRoutine(functions, row));
+  const operators = new Map<string, MutableNames>();
+  await reading.forEachRow(OPERATORS_SQL, (row) => addRoutine(operators, row));
+  return { functions, operators };
 }
 
 /** What a name denotes in the schemas searched. */
