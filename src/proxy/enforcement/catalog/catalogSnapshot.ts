@@ -8,7 +8,7 @@
 import type { CatalogQuery, CatalogRow } from '../../../policy/index.js';
 import { inReadOnlyTransaction } from './catalogCursor.js';
 import {
-  INHERITS_SQL, RELATIONS_SQL, SCHEMAS_WITHOUT_USAGE_SQL, SESSION_DEFAULTS_SQL, SYSTEM_RELATIONS_SQL, VIEW_DEPENDENCIES_SQL, VIEW_RULES_SQL,
+  COLUMNS_SQL, INHERITS_SQL, RELATIONS_SQL, SCHEMAS_WITHOUT_USAGE_SQL, SESSION_DEFAULTS_SQL, SYSTEM_RELATIONS_SQL, VIEW_DEPENDENCIES_SQL, VIEW_RULES_SQL,
 } from './catalogSnapshotSql.js';
 import { forEachInSlices } from './eventLoopSlices.js';
 import { readRoutineVolatility, type RoutineVolatility } from './routineVolatility.js';
@@ -111,16 +111,29 @@ export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogS
   return inReadOnlyTransaction(query, () => buildSnapshot(new SlicedCatalogReading(query)));
 }
 
+interface RelationNames {
+  readonly schema: string;
+  readonly table: string;
+  readonly relkind: string;
+}
+
 async function buildSnapshot(reading: SlicedCatalogReading): Promise<CatalogSnapshot> {
+  const names = new Map<number, RelationNames>();
+  await reading.forEachRow(RELATIONS_SQL, (row) => {
+    names.set(num(row, 'oid'), { schema: str(row, 'schema_name'), table: str(row, 'table_name'), relkind: str(row, 'relkind') });
+  });
+  // A relation is in the snapshot when it has a live column (as when both came in one query), in oid order.
   const relations = new Map<number, MutableRelation>();
   let relation: MutableRelation | undefined;
-  // Rows come in oid order: a relation's columns follow each other.
-  await reading.forEachRow(RELATIONS_SQL, (row) => {
+  await reading.forEachRow(COLUMNS_SQL, (row) => {
     const oid = num(row, 'oid');
     if (relation?.oid !== oid) relation = relations.get(oid);
     if (relation === undefined) {
+      const named = names.get(oid);
+      // Both queries see one transaction snapshot, so every column's relation is listed; never nameless.
+      if (named === undefined) return;
       relation = {
-        oid, schema: str(row, 'schema_name'), table: str(row, 'table_name'), relkind: str(row, 'relkind'),
+        oid, schema: named.schema, table: named.table, relkind: named.relkind,
         columns: [], byAttnum: new Map(), parents: [], origins: new Map(), computed: new Map(),
       };
       relations.set(oid, relation);

@@ -7,7 +7,7 @@
 import type { CatalogQuery, CatalogRow } from '../../../../src/policy/index.js';
 
 export interface FakeCatalogRows {
-  /** RELATIONS_SQL: one row per column. */
+  /** COLUMNS_SQL: one row per column, with its relation's schema_name, table_name and relkind (RELATIONS_SQL's rows). */
   readonly columns: readonly CatalogRow[];
   /** VIEW_RULES_SQL: view_oid, action. */
   readonly rules?: readonly CatalogRow[];
@@ -44,8 +44,12 @@ export function fakeCatalogConnection(rows: FakeCatalogRows): FakeCatalogConnect
     }
     return copy;
   };
+  const relations = [...new Map(rows.columns.map((row) => [row['oid'], {
+    oid: row['oid'], schema_name: row['schema_name'], table_name: row['table_name'], relkind: row['relkind'],
+  }])).values()];
   const resultOf = (sql: string): readonly CatalogRow[] => {
     if (sql.includes('pg_attribute')) return rows.columns.map(counted);
+    if (sql.includes('AS relkind')) return relations;
     if (sql.includes('ev_action')) return (rows.rules ?? []).map(counted);
     if (sql.includes('pg_settings')) return [{ name: 'app', search_path: '"$user", public', search_path_source: 'default' }];
     if (sql.includes('pg_aggregate')) return (rows.functions ?? []).map(counted);
