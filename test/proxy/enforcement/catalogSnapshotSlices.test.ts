@@ -77,4 +77,14 @@ describe('building a catalog snapshot', () => {
     expect(connection.statements[0]).toBe('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     expect(connection.statements.at(-1)).toBe('COMMIT');
   });
+
+  it('rolls the reading back and hands out nothing when the database fails mid-reading', async () => {
+    // The third FETCH fails while the builder works on the second batch (the next one is asked for at once).
+    const connection = fakeCatalogConnection({
+      columns: columnRows(100, 50), failing: { statement: /^FETCH/, failAt: 3 },
+    });
+    await expect(readCatalogSnapshot(connection.query)).rejects.toThrow('connection lost');
+    expect(connection.statements.at(-1)).toBe('ROLLBACK');
+    expect(connection.statements).not.toContain('COMMIT');
+  });
 });

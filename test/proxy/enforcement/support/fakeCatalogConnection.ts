@@ -13,6 +13,8 @@ export interface FakeCatalogRows {
   readonly rules?: readonly CatalogRow[];
   /** The functions query: schema_name, name, volatile. */
   readonly functions?: readonly CatalogRow[];
+  /** The statement whose `failAt`-th run fails (a connection lost mid-reading). */
+  readonly failing?: { readonly statement: RegExp; readonly failAt: number };
 }
 
 export interface FakeCatalogConnection {
@@ -57,8 +59,10 @@ export function fakeCatalogConnection(rows: FakeCatalogRows): FakeCatalogConnect
   };
   const cursors = new Map<string, CatalogRow[]>();
   const statements: string[] = [];
+  let failingRuns = 0;
   const answer = (sql: string): readonly CatalogRow[] => {
     statements.push(sql);
+    if (rows.failing?.statement.test(sql) === true && ++failingRuns === rows.failing.failAt) throw new Error('connection lost');
     const declared = /^DECLARE (\w+) NO SCROLL CURSOR FOR ([\s\S]*)$/.exec(sql);
     if (declared !== null) {
       cursors.set(declared[1] as string, [...resultOf(declared[2] as string)]);
@@ -70,7 +74,13 @@ export function fakeCatalogConnection(rows: FakeCatalogRows): FakeCatalogConnect
     return resultOf(sql);
   };
   return {
-    query: (sql) => new Promise((resolve) => setImmediate(() => resolve(answer(sql)))),
+    query: (sql) => new Promise((resolve, reject) => setImmediate(() => {
+      try {
+        resolve(answer(sql));
+      } catch (error) {
+        reject(error);
+      }
+    })),
     statements,
     touched: (field) => (field === undefined ? [...touched.values()].reduce((sum, count) => sum + count, 0) : touched.get(field) ?? 0),
   };
