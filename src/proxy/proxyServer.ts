@@ -9,6 +9,7 @@ import { CancelRouter } from './session/cancelRouter.js';
 import { ClientSession, type SessionServices } from './session/clientSession.js';
 import { WarningThrottle } from './session/warningThrottle.js';
 import { createClientTlsContext } from './tls/clientTlsContext.js';
+import { readWithReusedBuffer } from './reusedReadBuffer.js';
 import { UpstreamConnector } from './upstream/upstreamConnector.js';
 
 export interface RunningProxy {
@@ -59,7 +60,15 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     },
   };
 
-  const server = net.createServer({ noDelay: true }, (socket) => {
+  // Paused on connect: the accepted socket's handle is moved, unread, to one that reads into a reused buffer.
+  const server = net.createServer({ noDelay: true, pauseOnConnect: true }, (accepted) => {
+    let socket: net.Socket;
+    try {
+      socket = readWithReusedBuffer(accepted).socket;
+    } catch (error) {
+      logger.error({ err: error }, 'proxy: could not take over an accepted connection; closed it');
+      return;
+    }
     const session = new ClientSession(socket, services);
     sessions.add(session);
     socket.once('close', () => sessions.delete(session));
