@@ -22,6 +22,7 @@
  * handle's reads itself and this buffer goes unused.
  */
 import net from 'node:net';
+import { Readable } from 'node:stream';
 
 const READ_BUFFER_BYTES = 64 * 1024;
 
@@ -66,6 +67,11 @@ function deliver(socket: net.Socket, readBuffer: Buffer, bytes: number): boolean
   return socket.push(chunk);
 }
 
+function pauseFlowOnly(this: net.Socket): net.Socket {
+  Readable.prototype.pause.call(this);
+  return this;
+}
+
 function isIdleStreamHandle(handle: unknown): handle is StreamHandle {
   if (typeof handle !== 'object' || handle === null) return false;
   const candidate = handle as Partial<Record<keyof StreamHandle, unknown>>;
@@ -107,5 +113,9 @@ export function readWithReusedBuffer(accepted: net.Socket, readBuffer: Buffer = 
   }
   internals._handle = null;
   socket.once('close', () => accepted.destroy());
+  // With onread, net.Socket's pause() stops the handle's reads; on the stream path it only stops
+  // the flow of 'data' and the reads go on until the Readable is full. Kept so: a session paused
+  // while a hook works must still read the client's FIN, to end (and cancel upstream) when it goes.
+  socket.pause = pauseFlowOnly;
   return { socket, reusesReadBuffer: true };
 }

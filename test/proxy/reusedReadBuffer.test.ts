@@ -201,6 +201,19 @@ describe('bytes through the reused read buffer', () => {
     expect(Buffer.concat(chunks).toString()).toBe('last words');
   });
 
+  it('still reads while paused, as the stream path does: the client closing ends a paused socket', async () => {
+    const listening = await listen();
+    const client = await connect(listening.port);
+    const { socket } = await listening.next();
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.pause(); // as the pump does while a hook works
+    const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
+    client.end();
+    await ended;
+    expect(chunks).toEqual([]);
+  });
+
   it('starts TLS on the new socket, as after an SSLRequest', async () => {
     const { key, cert } = generateSelfSignedCertificate();
     const secureContext = tls.createSecureContext({ key, cert });
