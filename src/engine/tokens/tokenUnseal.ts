@@ -41,7 +41,7 @@ export type TokenUnsealer = (token: Uint8Array) => string | number;
 export type TokensUnsealer = (tokens: readonly (Uint8Array | null)[]) => (string | number)[];
 
 /** The longest body the addon decrypts (its maxBytes), and the token bytes that hold one with the longest nonce. */
-const MAX_NATIVE_BODY = 128;
+export const MAX_NATIVE_BODY = 128;
 const MAX_NATIVE_TOKEN = PREFIX_BYTES + 16 + MAX_NATIVE_BODY + TAG_BYTES;
 const MIN_NATIVE_TOKEN = PREFIX_BYTES + MIN_BODY_BYTES + TAG_BYTES;
 /** Tokens per unsealTokens call (the addon's limit), and their bytes: enough for 1024 of 64 bytes. */

@@ -6,9 +6,9 @@ import { nativeMacKeyOf } from '../../../src/engine/crypto/sha256.js';
 import { Tokeniser } from '../../../src/engine/tokens/tokeniser.js';
 import { sealInTypeScript } from '../../../src/engine/tokens/tokenSeal.js';
 import { TOKEN_CODECS } from '../../../src/engine/tokens/tokenCodecs.js';
-import { TAG_BYTES, encodeHeader, scopeId, whiten } from '../../../src/engine/tokens/tokenFormat.js';
+import { TAG_BYTES, encodeHeader, scopeId, splitToken, whiten } from '../../../src/engine/tokens/tokenFormat.js';
 import {
-  UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_TAKEN, UNSEALED_OTHER_SCOPE, nativeTokenUnseal, nativeTokenUnsealStatus, nativeTokensUnsealerFor, nativeUnsealerFor,
+  MAX_NATIVE_BODY, UNSEALED_NOT_A_TOKEN, UNSEALED_NOT_TAKEN, UNSEALED_OTHER_SCOPE, nativeTokenUnseal, nativeTokenUnsealStatus, nativeTokensUnsealerFor, nativeUnsealerFor,
   unsealInTypeScript, type NativeTokenUnseal,
 } from '../../../src/engine/tokens/tokenUnseal.js';
 import { Keyring } from '../../../src/keys/index.js';
@@ -53,6 +53,20 @@ function sealedSample(cipher: FF1, tagKey: Buffer, sample: typeof tokenBytes ext
   return token;
 }
 
+/**
+ * The outcome the addon owes for `token` where TypeScript gives `typescript`: the same, except that
+ * bytes whose header, once unwhitened, gives a body longer than the addon takes are left to the
+ * caller (NOT_TAKEN) before their tag is read; the caller's open then finds what TypeScript found.
+ * A bit changed after whitening changes the whole header, nonce length included, so such bodies occur.
+ */
+function nativeOutcomeFor(token: Uint8Array, typescript: number): number {
+  if (typescript !== UNSEALED_NOT_A_TOKEN) return typescript;
+  const unwhitened = token.slice();
+  whiten(unwhitened);
+  const layout = splitToken(unwhitened);
+  return layout !== null && layout.bodyEnd - layout.bodyStart > MAX_NATIVE_BODY ? UNSEALED_NOT_TAKEN : typescript;
+}
+
 describe('unsealing tokens', () => {
   it('is native where the addon is loaded', () => {
     if (nativeSwitchedOff) expect(nativeTokenUnsealStatus).toBe('disabled');
@@ -71,7 +85,7 @@ describe('unsealing tokens', () => {
         const tokens = samples.map((sample) => sealedSample(reference, tagKey, sample)).filter((token) => token.length >= 11);
         fc.pre(tokens.length > 0);
         const expectedBytes = tokens.map((token) => token.slice());
-        const expected = expectedBytes.map((token) => unsealInTypeScript(reference, tagKey, token, VERSION, scopeBytes(0x01020304)));
+        const expected = expectedBytes.map((token, i) => nativeOutcomeFor(tokens[i] as Uint8Array, unsealInTypeScript(reference, tagKey, token, VERSION, scopeBytes(0x01020304))));
         const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
         tokens.forEach((token, i) => {
           const bytes = token.slice();
