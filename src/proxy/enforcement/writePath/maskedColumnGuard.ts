@@ -14,6 +14,7 @@ import { columnName } from '../../sql/relationLookup.js';
 import { protectsWrites, type ColumnPolicies } from '../catalog/columnPolicies.js';
 import { columnLabel, PolicyRefusal } from '../policyRefusal.js';
 import type { ReadActions } from '../readPath/resultPlan.js';
+import { sessionRights } from '../statementRuleGuard.js';
 
 /** SQLSTATE insufficient_privilege: the session may not see the column's value this way. */
 export const INSUFFICIENT_PRIVILEGE = '42501';
@@ -65,7 +66,7 @@ function overwriteRefusal(analysis: SqlAnalysis, policies: ColumnPolicies, actio
     if (exposure.overwrite !== true) continue;
     const policy = policies.policyOfColumn(exposure.column);
     if (policy !== undefined && (readsPlaintext(policy, actions) || ONE_WAY.has(policy.method))) continue;
-    blindUpdate ??= actions.roles.some((role) => policies.policies.privileges.get(role)?.has('blind-update') === true);
+    blindUpdate ??= sessionRights(policies.policies, actions.roles).privileges.has('blind-update');
     if (blindUpdate) continue;
     const seen = policy === undefined ? 'no longer has its policy' : `is not read in plaintext by this session (it sees ${VIEW_OF_ACTION[actions.of(policy)]})`;
     return new PolicyRefusal(INSUFFICIENT_PRIVILEGE, `pgveil refused the statement: column ${columnName(exposure.column)} ${seen}, and ${exposure.reason}`);
