@@ -14,6 +14,12 @@ import {
 const STABLE_AFTER_MS = 30_000;
 const FIRST_RESTART_DELAY_MS = 100;
 const MAX_RESTART_DELAY_MS = 30_000;
+/**
+ * How long stop() waits for a worker after its SIGTERM before SIGKILL. A worker ends its sessions
+ * within seconds (a client that does not close is cut after 2 s); one that is stuck (or stopped
+ * with SIGSTOP) must not hold the primary, and its port, forever.
+ */
+export const WORKER_STOP_GRACE_MS = 10_000;
 
 export class ProxyWorkerPool {
   private readonly workers = new Map<number, Worker>();
@@ -66,13 +72,25 @@ export class ProxyWorkerPool {
     }
   }
 
-  /** SIGTERM to every worker (each ends its sessions with 57P01); resolves once all exited. */
+  /**
+   * SIGTERM to every worker, started or still starting (each ends its sessions with 57P01);
+   * SIGKILL to those still there after WORKER_STOP_GRACE_MS. Resolves once all exited.
+   */
   stop(): Promise<void> {
     this.stopping = true;
     for (const timer of this.restartTimers) clearTimeout(timer);
     this.restartTimers.clear();
     return new Promise((resolve) => {
-      this.onAllStopped = resolve;
+      const grace = setTimeout(() => {
+        for (const [slot, worker] of this.workers) {
+          this.logger.error({ worker: slot, pid: worker.process.pid, graceMs: WORKER_STOP_GRACE_MS }, 'proxy worker did not stop after SIGTERM; killing it');
+          worker.process.kill('SIGKILL');
+        }
+      }, WORKER_STOP_GRACE_MS);
+      this.onAllStopped = () => {
+        clearTimeout(grace);
+        resolve();
+      };
       for (const worker of this.workers.values()) worker.process.kill('SIGTERM');
       this.checkStopped();
     });

@@ -31,6 +31,26 @@ export interface ServePrimaryOptions {
   readonly args: readonly string[];
 }
 
+/** SIGINT/SIGTERM (or the io's abort) while the workers start; `release` hands the signals back to serveUntilStopped. */
+function stopSignalWhileStarting(io: CliIo): { signalled: Promise<string>; release(): void } {
+  let release = (): void => undefined;
+  const signalled = new Promise<string>((resolve) => {
+    const onInt = (): void => resolve('SIGINT');
+    const onTerm = (): void => resolve('SIGTERM');
+    const onAbort = (): void => resolve('abort');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    io.signal?.addEventListener('abort', onAbort, { once: true });
+    if (io.signal?.aborted) resolve('abort');
+    release = () => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      io.signal?.removeEventListener('abort', onAbort);
+    };
+  });
+  return { signalled, release };
+}
+
 export async function servePrimary(options: ServePrimaryOptions): Promise<number> {
   const { config, logger, io } = options;
   const services = await startServices(config, { logger, env: io.env, withoutProxy: true });
@@ -47,13 +67,28 @@ export async function servePrimary(options: ServePrimaryOptions): Promise<number
     },
     onError: () => logger.error({ file }, 'cannot watch this file: proxy workers reload on SIGHUP only'),
   }));
+  // A stop asked while the workers start stops them too: without it the primary would die at
+  // once and leave a worker that is not answering (stuck, or stopped) behind.
+  const stopWhileStarting = stopSignalWhileStarting(io);
+  let stoppedBy: string | undefined;
   try {
-    await pool.start();
+    stoppedBy = await Promise.race([pool.start().then(() => undefined), stopWhileStarting.signalled]);
   } catch (error) {
+    stopWhileStarting.release();
     for (const watcher of watchers) watcher.close();
     await pool.stop();
     await services.close();
     throw error;
+  }
+  stopWhileStarting.release();
+  if (stoppedBy !== undefined) {
+    logger.info({ why: stoppedBy }, 'stopping while the proxy workers start');
+    for (const watcher of watchers) watcher.close();
+    await pool.stop();
+    await services.close();
+    logger.info({ why: stoppedBy }, 'stopped');
+    logger.flush();
+    return 0;
   }
   logger.info({ port: config.proxy?.listen.port, workers: options.workers }, 'Postgres proxy listening');
   return serveUntilStopped({

@@ -5,6 +5,7 @@
  * SIGTERM ends every session with 57P01.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { main } from '../../src/cli/main.js';
+import { WORKER_STOP_GRACE_MS } from '../../src/cli/proxyWorkerPool.js';
 import { proxyWorkerCount } from '../../src/cli/serve.js';
 import { parseConfig } from '../../src/config/index.js';
 import { generateMasterKey } from '../../src/keys/masterKey.js';
@@ -20,7 +22,7 @@ import { decodeProcessId, encodeProcessId } from '../../src/proxy/session/backen
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { captureIo, freePort, printedSecrets } from './support/cliHarness.js';
 
-interface LogLine { msg?: string; worker?: number; to?: number; why?: string; level: number }
+interface LogLine { msg?: string; worker?: number; pid?: number; to?: number; why?: string; level: number }
 
 interface RunningServe {
   child: ChildProcess;
@@ -53,8 +55,8 @@ async function serveConfig(proxy: Record<string, unknown>, extra: Record<string,
   return { file, password };
 }
 
-async function startServe(file: string, masterKey: string): Promise<RunningServe> {
-  const apiPort = await freePort();
+/** `pgveil serve` started, not yet listening. */
+function spawnServe(file: string, masterKey: string, apiPort: number): RunningServe {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', file], {
     env: {
       ...process.env, PGVEIL_MASTER_KEY: masterKey, PGVEIL_API_PORT: String(apiPort),
@@ -70,9 +72,37 @@ async function startServe(file: string, masterKey: string): Promise<RunningServe
     child, apiPort, exited, stdout: () => stdout,
     lines: () => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine),
   };
-  // The primary's line (workers say it too, before the primary is ready for signals).
-  await waitUntil(() => running.lines().some((line) => line.msg === 'Postgres proxy listening' && line.worker === undefined), 30_000, () => stdout);
   return running;
+}
+
+async function startServe(file: string, masterKey: string): Promise<RunningServe> {
+  const running = spawnServe(file, masterKey, await freePort());
+  try {
+    // The primary's line (workers say it too, before the primary is ready for signals).
+    await waitUntil(() => running.lines().some((line) => line.msg === 'Postgres proxy listening' && line.worker === undefined), 30_000, running.stdout);
+  } catch (error) {
+    await stopServe(running); // not left behind when it does not start in time
+    throw error;
+  }
+  return running;
+}
+
+/** The processes a process forked (its workers), from /proc. */
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Running or stopped; not a zombie (one left to an init that does not reap counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 async function waitUntil(done: () => boolean, ms: number, why: () => string = () => ''): Promise<void> {
@@ -299,6 +329,55 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
 });
 
 describe('proxy.workers and the connection limits', () => {
+  it('a worker that does not stop on SIGTERM is killed after the grace, and the primary exits', async () => {
+    const proxyPort = await freePort();
+    const { file } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
+    const serve = await startServe(file, generateMasterKey());
+    let stuck: (LogLine & { pid: number }) | undefined;
+    try {
+      const ready = () => serve.lines().filter((line) => line.msg === 'proxy worker ready');
+      await waitUntil(() => ready().length === 2, 5000, serve.stdout);
+      stuck = ready()[0] as LogLine & { pid: number };
+      const stuckPid = stuck.pid;
+      process.kill(stuckPid, 'SIGSTOP'); // a SIGTERM stays pending while a process is stopped
+      const asked = Date.now();
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+      expect(Date.now() - asked).toBeGreaterThanOrEqual(WORKER_STOP_GRACE_MS - 1000);
+      expect(serve.lines().find((line) => line.msg === 'proxy worker did not stop after SIGTERM; killing it')).toMatchObject({ worker: stuck.worker, pid: stuckPid });
+      await waitUntil(() => !alive(stuckPid), 5000);
+      // The other worker stopped on its own, as asked.
+      expect(serve.lines().filter((line) => line.msg === 'stopped' && line.worker !== undefined).map((line) => line.worker)).toEqual([stuck.worker === 0 ? 1 : 0]);
+    } finally {
+      if (stuck !== undefined && alive(stuck.pid)) process.kill(stuck.pid, 'SIGKILL');
+      await stopServe(serve);
+    }
+  }, 30_000);
+
+  it('SIGTERM while the workers start stops them (a stuck one after the grace) and leaves no process behind', async () => {
+    const proxyPort = await freePort();
+    const { file } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
+    const serve = spawnServe(file, generateMasterKey(), await freePort());
+    const pid = serve.child.pid as number;
+    let workers: number[] = [];
+    try {
+      // The first worker forked is stopped at once: it cannot finish starting (nor stop on SIGTERM).
+      await waitUntil(() => childPids(pid).length > 0, 20_000, serve.stdout);
+      workers = childPids(pid);
+      process.kill(workers[0] as number, 'SIGSTOP');
+      await waitUntil(() => childPids(pid).length === 2, 10_000, serve.stdout);
+      workers = childPids(pid);
+      expect(serve.lines().some((line) => line.msg === 'Postgres proxy listening' && line.worker === undefined)).toBe(false);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+      expect(serve.lines().some((line) => line.msg === 'stopping while the proxy workers start')).toBe(true);
+      await waitUntil(() => workers.every((worker) => !alive(worker)), 5000);
+    } finally {
+      for (const worker of workers) if (alive(worker)) process.kill(worker, 'SIGKILL');
+      await stopServe(serve);
+    }
+  }, 45_000);
+
   it('auto is the available parallelism; without a proxy there is one process', () => {
     const proxy = (workers: string) => parseConfig(`proxy:\n  upstream: { user: u }\n  workers: ${workers}\n`, 'x.yaml', { env: {} }).proxy;
     expect(proxyWorkerCount(proxy('auto'))).toBe(Math.min(availableParallelism(), 128));
