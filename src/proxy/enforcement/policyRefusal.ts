@@ -8,6 +8,8 @@ import { formatColumnName, type ColumnPolicy } from '../../policy/index.js';
 
 export const UNSUPPORTED = '0A000';
 export const INVALID_TEXT_REPRESENTATION = '22P02';
+/** The session may not run the statement, or see a column's value the way it asks. */
+export const INSUFFICIENT_PRIVILEGE = '42501';
 
 export class PolicyRefusal extends Error {
   constructor(readonly sqlState: string, message: string) {

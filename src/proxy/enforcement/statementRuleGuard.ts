@@ -11,9 +11,7 @@
  */
 import { lacksPlaintextSomewhere, type PolicySet, type StatementPrivilege } from '../../policy/index.js';
 import type { SqlAnalysis } from '../sql/index.js';
-import { PolicyRefusal } from './policyRefusal.js';
-
-export const INSUFFICIENT_PRIVILEGE = '42501';
+import { INSUFFICIENT_PRIVILEGE, PolicyRefusal } from './policyRefusal.js';
 
 export interface SessionRights {
   /** The account's roles lack plaintext somewhere: the statement rules apply to it. */

@@ -12,12 +12,9 @@ import type { ColumnPolicy, ReadAction } from '../../../policy/index.js';
 import type { SqlAnalysis } from '../../sql/index.js';
 import { columnName } from '../../sql/relationLookup.js';
 import { protectsWrites, type ColumnPolicies } from '../catalog/columnPolicies.js';
-import { columnLabel, PolicyRefusal } from '../policyRefusal.js';
+import { columnLabel, INSUFFICIENT_PRIVILEGE, PolicyRefusal } from '../policyRefusal.js';
 import type { ReadActions } from '../readPath/resultPlan.js';
 import { sessionRights } from '../statementRuleGuard.js';
-
-/** SQLSTATE insufficient_privilege: the session may not see the column's value this way. */
-export const INSUFFICIENT_PRIVILEGE = '42501';
 
 const BARE_ONLY = 'a masked column can only be selected as a bare column';
 
