@@ -16,6 +16,7 @@ import { parseDocument } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import { WORKER_STOP_GRACE_MS } from '../../src/cli/proxyWorkerPool.js';
 import { proxyWorkerCount } from '../../src/cli/serve.js';
+import { WORKER_SLOT_ENV } from '../../src/cli/workerMessages.js';
 import { parseConfig } from '../../src/config/index.js';
 import { generateMasterKey } from '../../src/keys/masterKey.js';
 import { decodeProcessId, encodeProcessId } from '../../src/proxy/session/backendKeyLayout.js';
@@ -87,13 +88,24 @@ async function startServe(file: string, masterKey: string): Promise<RunningServe
   return running;
 }
 
-/** The processes a process forked (its workers), from /proc. */
-function childPids(pid: number): number[] {
+/**
+ * The proxy workers a primary forked, from /proc: its children whose environment carries a worker
+ * slot (under tsx the primary has other children, such as esbuild's service).
+ */
+function workerPids(pid: number): number[] {
+  let children: number[];
   try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
   } catch {
     return [];
   }
+  return children.filter((child) => {
+    try {
+      return readFileSync(`/proc/${child}/environ`, 'utf8').split('\0').some((entry) => entry.startsWith(`${WORKER_SLOT_ENV}=`));
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Running or stopped; not a zombie (one left to an init that does not reap counts as gone). */
@@ -361,12 +373,12 @@ describe('proxy.workers and the connection limits', () => {
     const pid = serve.child.pid as number;
     let workers: number[] = [];
     try {
-      // The first worker forked is stopped at once: it cannot finish starting (nor stop on SIGTERM).
-      await waitUntil(() => childPids(pid).length > 0, 20_000, serve.stdout);
-      workers = childPids(pid);
+      // The first worker seen is stopped at once: it cannot finish starting (nor stop on SIGTERM).
+      await waitUntil(() => workerPids(pid).length > 0, 20_000, serve.stdout);
+      workers = workerPids(pid);
       process.kill(workers[0] as number, 'SIGSTOP');
-      await waitUntil(() => childPids(pid).length === 2, 10_000, serve.stdout);
-      workers = childPids(pid);
+      await waitUntil(() => workerPids(pid).length === 2, 10_000, serve.stdout);
+      workers = workerPids(pid);
       expect(serve.lines().some((line) => line.msg === 'Postgres proxy listening' && line.worker === undefined)).toBe(false);
       serve.child.kill('SIGTERM');
       expect(await serve.exited).toBe(0);
