@@ -1,0 +1,178 @@
+/**
+ * `npm run bench:instructions`: what the proxy's own thread executes per transaction, counted by
+ * valgrind's callgrind rather than timed, so that it does not move with the machine's load: pgbench
+ * -S (-c 1, prepared and simple) through pgveil without and with the policy file (pgbench touches no
+ * protected table), each proxy run under callgrind. The counters are zeroed after a warm-up (the JIT
+ * has tiered up, the caches are filled) and dumped after the measured transactions; only the main
+ * thread counts (the compiler and garbage-collector threads are not on the data path, and under
+ * valgrind they run late). Prints instructions per transaction, the policy file's ratio, and with
+ * PGVEIL_BENCH_TOP the functions whose own instructions differ most between the two, JIT-compiled
+ * JavaScript named from V8's perf map (`--perf-basic-prof`).
+ *
+ * Instructions are not time (the kernel's share, about 60 % of a relay's CPU, is not counted, nor
+ * cache misses), and valgrind runs the code about 50 times slower, so a function the JIT
+ * deoptimised runs unoptimised longer than it would (baseline frames: `^` in the names). Use it to
+ * compare two builds or two configurations, not for absolute figures.
+ *
+ * Needs valgrind (Debian package `valgrind`). Environment: PGVEIL_BENCH_WARMUP (transactions before
+ * counting, default 4000), PGVEIL_BENCH_TRANSACTIONS (counted, 8000), PGVEIL_BENCH_MODES
+ * ("prepared,simple"), PGVEIL_BENCH_TOP (0: no function list), PGVEIL_BENCH_BASELINE_DIST (another
+ * build's dist/: its proxy with the policy file is counted too, and this build / baseline printed),
+ * PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startTestPostgres } from '../../test/support/postgres.js';
+import { scriptAsJavaScript } from './benchProcesses.js';
+
+const WARMUP = Number(process.env.PGVEIL_BENCH_WARMUP ?? 4000);
+const TRANSACTIONS = Number(process.env.PGVEIL_BENCH_TRANSACTIONS ?? 8000);
+const MODES = (process.env.PGVEIL_BENCH_MODES ?? 'prepared,simple').split(',');
+const TOP = Number(process.env.PGVEIL_BENCH_TOP ?? 0);
+const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
+const POLICIES = `
+columns:
+  public.customers.ssn: { kind: ssn, method: fpe, scope: people, reveal: { bench: plaintext } }
+  public.customers.email: { kind: email, method: tokenise, scope: people, reveal: { bench: plaintext } }
+`;
+const run = promisify(execFile);
+
+interface Counted {
+  /** Main-thread instructions per counted transaction. */
+  perTransaction: number;
+  /** Own instructions per transaction by function (JIT code by its JavaScript name). */
+  functions: Map<string, number>;
+}
+
+/** V8's perf map: code address ranges and their names (a later entry wins: code space is reused). */
+function perfMapNamer(file: string): (address: number) => string | undefined {
+  const entries = readFileSync(file, 'utf8').split('\n').flatMap((line) => {
+    const [start, size, ...name] = line.split(' ');
+    return start && size ? [{ start: parseInt(start, 16), end: parseInt(start, 16) + parseInt(size, 16), name: name.join(' ') }] : [];
+  });
+  return (address) => {
+    let found: string | undefined;
+    for (const entry of entries) if (entry.start <= address && address < entry.end) found = entry.name;
+    return found;
+  };
+}
+
+async function ownInstructions(dump: string, mapFile: string): Promise<Map<string, number>> {
+  const { stdout } = await run('callgrind_annotate', ['--threshold=100', dump], { maxBuffer: 64 << 20 });
+  const nameOf = perfMapNamer(mapFile);
+  const functions = new Map<string, number>();
+  for (const line of stdout.split('\n')) {
+    const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.+)$/.exec(line);
+    if (!match || match[2] === 'PROGRAM TOTALS') continue;
+    const raw = (match[2] as string).trim();
+    const jit = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(raw);
+    const name = (jit ? nameOf(parseInt(jit[1] as string, 16)) : undefined) ?? raw;
+    const short = name.replace(/file:\/\/\/\S*\/dist\//, 'dist/').replace(/ \[\S+\]$/, '');
+    functions.set(short, (functions.get(short) ?? 0) + Number((match[1] as string).replaceAll(',', '')));
+  }
+  return functions;
+}
+
+async function countProxy(script: string, env: Record<string, string>, mode: string, pgbenchEnv: Record<string, string>): Promise<Counted> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'pgveil-bench-callgrind-'));
+  let perfMap: string | undefined;
+  try {
+    const out = path.join(dir, 'callgrind.out');
+    const child = spawn('valgrind', [
+      '--tool=callgrind', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${out}`,
+      process.execPath, '--perf-basic-prof', script,
+    ], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`proxy under valgrind exited with ${code}:\n${stderr.slice(-2000)}`)));
+      child.stdout.on('data', (chunk: Buffer) => {
+        const match = /port=(\d+)/.exec(chunk.toString());
+        if (match) resolve(Number(match[1]));
+      });
+    });
+    const pid = String(child.pid);
+    // V8 writes its perf map there, whatever TMPDIR says; under valgrind the process keeps valgrind's pid.
+    perfMap = `/tmp/perf-${pid}.map`;
+    const pgbench = (transactions: number) => run('pgbench', ['-n', '-S', '-M', mode, '-c', '1', '-t', String(transactions)], {
+      env: { ...pgbenchEnv, PGPORT: String(port) }, maxBuffer: 1 << 20, timeout: 1_800_000,
+    });
+    await pgbench(WARMUP);
+    await run('callgrind_control', ['-z', pid]);
+    await pgbench(TRANSACTIONS);
+    await run('callgrind_control', ['-d', pid]);
+    // Thread 1 of dump 1: the main thread, counted since the zeroing.
+    const dump = readdirSync(dir).find((file) => /^callgrind\.out\.1-0*1$/.test(file));
+    if (dump === undefined) throw new Error(`no callgrind dump of the main thread in ${readdirSync(dir).join(', ')}`);
+    const text = readFileSync(path.join(dir, dump), 'utf8');
+    const total = Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
+    const functions = TOP > 0 ? await ownInstructions(path.join(dir, dump), perfMap) : new Map<string, number>();
+    child.kill('SIGTERM');
+    await exited;
+    for (const [name, count] of functions) {
+      // The frames at the root of the thread (main, node::Start…) carry the thread's whole count, not their own.
+      if (count >= total * 0.9) functions.delete(name);
+      else functions.set(name, count / TRANSACTIONS);
+    }
+    return { perTransaction: total / TRANSACTIONS, functions };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    if (perfMap !== undefined) await rm(perfMap, { force: true });
+  }
+}
+
+function printDifferences(label: string, base: Counted, other: Counted): void {
+  const names = new Set([...base.functions.keys(), ...other.functions.keys()]);
+  const rows = [...names].map((name) => ({ name, base: base.functions.get(name) ?? 0, other: other.functions.get(name) ?? 0 }))
+    .sort((a, b) => Math.abs(b.other - b.base) - Math.abs(a.other - a.base)).slice(0, TOP);
+  process.stdout.write(`  functions whose own instructions per transaction differ most (${label}):\n`);
+  for (const row of rows) {
+    process.stdout.write(`  ${(row.other - row.base).toFixed(0).padStart(7)}  ${row.base.toFixed(0).padStart(7)} → ${row.other.toFixed(0).padStart(7)}  ${row.name.slice(0, 100)}\n`);
+  }
+}
+
+async function main(): Promise<void> {
+  try {
+    await run('valgrind', ['--version']);
+  } catch {
+    throw new Error('bench:instructions needs valgrind (Debian package valgrind)');
+  }
+  const database = await startTestPostgres();
+  const policyDir = await mkdtemp(path.join(tmpdir(), 'pgveil-bench-'));
+  try {
+    const directEnv = { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', PGHOST: database.host, PGPORT: String(database.port), PGUSER: database.user, PGPASSWORD: database.password, PGDATABASE: database.database };
+    await run('pgbench', ['-i', '-q', '-s', '1'], { env: directEnv });
+    await run('psql', ['-q', '-c', 'CREATE TABLE IF NOT EXISTS customers (id bigserial PRIMARY KEY, ssn text, email text)'], { env: directEnv });
+    const policiesFile = path.join(policyDir, 'policies.yaml');
+    await writeFile(policiesFile, POLICIES);
+    const upstream = { host: database.host, port: database.port, user: database.user, password: database.password, sslmode: 'disable' as const };
+    const plain = JSON.stringify({ upstream, databases: { bench: database.database }, account: ACCOUNT });
+    const withPolicy = JSON.stringify({ upstream, databases: { bench: database.database }, account: ACCOUNT, policiesFile, masterKeyHex: randomBytes(32).toString('hex') });
+    const script = scriptAsJavaScript(new URL('./proxyProcess.ts', import.meta.url));
+    const pgbenchEnv = { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', PGHOST: '127.0.0.1', PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: 'bench' };
+    const baselineDist = process.env.PGVEIL_BENCH_BASELINE_DIST;
+    process.stdout.write(`pgbench -S -c 1, ${WARMUP} transactions of warm-up, then ${TRANSACTIONS} counted; proxy main thread under callgrind\n`);
+    for (const mode of MODES) {
+      const none = await countProxy(script, { PGVEIL_BENCH_PROXY: plain }, mode, pgbenchEnv);
+      const policy = await countProxy(script, { PGVEIL_BENCH_PROXY: withPolicy }, mode, pgbenchEnv);
+      process.stdout.write(`${mode.padEnd(9)} pgveil ${(none.perTransaction / 1000).toFixed(1)} k   pgveil+policy ${(policy.perTransaction / 1000).toFixed(1)} k instructions per transaction   policy / none ${(policy.perTransaction / none.perTransaction).toFixed(2)} x\n`);
+      if (TOP > 0) printDifferences('pgveil → pgveil+policy', none, policy);
+      if (baselineDist !== undefined) {
+        const baseline = await countProxy(script, { PGVEIL_BENCH_PROXY: withPolicy, PGVEIL_BENCH_DIST: baselineDist }, mode, pgbenchEnv);
+        process.stdout.write(`${mode.padEnd(9)} baseline+policy ${(baseline.perTransaction / 1000).toFixed(1)} k   this build / baseline ${(policy.perTransaction / baseline.perTransaction).toFixed(2)} x\n`);
+        if (TOP > 0) printDifferences('baseline → this build, with the policy file', baseline, policy);
+      }
+    }
+  } finally {
+    await rm(policyDir, { recursive: true, force: true });
+    await database.stop();
+  }
+}
+
+await main();
