@@ -12,6 +12,11 @@ export interface ServeLoopOptions {
   readonly onSighup?: () => void;
   /** Reload when the configuration file changes (default true; a proxy worker leaves it to its primary). */
   readonly watchFile?: boolean;
+  /**
+   * Given this process's reload of the configuration (what SIGHUP runs here, without `onSighup`),
+   * for a caller that watches the file itself (the primary, whose one watch also tells the workers).
+   */
+  readonly takeReload?: (reload: () => void) => void;
   /** Runs first when stopping, before the services close (the primary stops its workers). */
   readonly beforeClose?: () => Promise<void>;
 }
@@ -51,6 +56,7 @@ export async function serveUntilStopped(options: ServeLoopOptions): Promise<numb
     options.onSighup?.();
   };
   process.on('SIGHUP', onHup);
+  options.takeReload?.(() => { void watcher.reload(); });
 
   const why = await waitForStop(io);
   logger.info({ why }, 'stopping');

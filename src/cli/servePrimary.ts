@@ -59,14 +59,19 @@ export async function servePrimary(options: ServePrimaryOptions): Promise<number
   const pool = new ProxyWorkerPool(options.workers, logger, options.args, (login) => countLogin(login));
   countLogin = services.auth.shareLoginCounts((login) => pool.shareLogin(login));
   // Watching starts before the workers do: a change while they start reaches each once it is ready.
-  const watched = [options.file, ...(config.policies === undefined ? [] : [config.policies])];
-  const watchers = watched.map((file) => watchFileChanges(file, {
+  // The one watch of the configuration file also reloads this process's own (the API's accounts).
+  let reloadOwnConfiguration: (() => void) | undefined;
+  let ownReloadWaiting = false; // a change before this process's serve loop runs: reloaded once it does
+  const watch = (file: string, alsoHere: boolean) => watchFileChanges(file, {
     onChange: () => {
       logger.info({ file }, 'file changed: telling every proxy worker to reload');
+      if (alsoHere && reloadOwnConfiguration !== undefined) reloadOwnConfiguration();
+      else if (alsoHere) ownReloadWaiting = true;
       pool.reload();
     },
-    onError: () => logger.error({ file }, 'cannot watch this file: proxy workers reload on SIGHUP only'),
-  }));
+    onError: () => logger.error({ file }, 'cannot watch this file: pgveil reloads it on SIGHUP only'),
+  });
+  const watchers = [watch(options.file, true), ...(config.policies === undefined ? [] : [watch(config.policies, false)])];
   // A stop asked while the workers start stops them too: without it the primary would die at
   // once and leave a worker that is not answering (stuck, or stopped) behind.
   const stopWhileStarting = stopSignalWhileStarting(io);
@@ -92,7 +97,11 @@ export async function servePrimary(options: ServePrimaryOptions): Promise<number
   }
   logger.info({ port: config.proxy?.listen.port, workers: options.workers }, 'Postgres proxy listening');
   return serveUntilStopped({
-    file: options.file, io, logger, services,
+    file: options.file, io, logger, services, watchFile: false,
+    takeReload: (reload) => {
+      reloadOwnConfiguration = reload;
+      if (ownReloadWaiting) reload();
+    },
     onSighup: () => {
       logger.info('SIGHUP: reloading, and telling every proxy worker');
       pool.reload();

@@ -312,6 +312,11 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
       await writeFile(file, `${await readFile(file, 'utf8')}\n`);
       await waitUntil(() => accountReloads().length === 2, 10_000, serve.stdout);
       expect(accountReloads().map((line) => line.worker).sort()).toEqual([0, 1]);
+      // And the primary's own accounts (the API's), from the same one watch of the file.
+      const primaryReloads = () => serve.lines().filter((line) => line.msg === 'configuration reloaded: accounts applied' && line.worker === undefined);
+      await waitUntil(() => primaryReloads().length === 1, 10_000, serve.stdout);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(primaryReloads()).toHaveLength(1);
     } finally {
       await stopServe(serve);
     }
