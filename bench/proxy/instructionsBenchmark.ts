@@ -18,7 +18,8 @@
  * counting, default 4000), PGVEIL_BENCH_TRANSACTIONS (counted, 8000), PGVEIL_BENCH_MODES
  * ("prepared,simple"), PGVEIL_BENCH_TOP (0: no function list), PGVEIL_BENCH_BASELINE_DIST (another
  * build's dist/: its proxy with the policy file is counted too, and this build / baseline printed),
- * PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one).
+ * PGVEIL_BENCH_SYNC_COMPILE=1 (compile on the main thread: see SYNC_COMPILE), PGVEIL_TEST_DATABASE_URL
+ * (an existing server instead of an embedded one).
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,6 +35,15 @@ const WARMUP = Number(process.env.PGVEIL_BENCH_WARMUP ?? 4000);
 const TRANSACTIONS = Number(process.env.PGVEIL_BENCH_TRANSACTIONS ?? 8000);
 const MODES = (process.env.PGVEIL_BENCH_MODES ?? 'prepared,simple').split(',');
 const TOP = Number(process.env.PGVEIL_BENCH_TOP ?? 0);
+/**
+ * TurboFan on the main thread. By default it compiles on its own threads, as natively, and the main
+ * thread's count leaves the compiling out; but under valgrind a job finishes at a point that varies
+ * from run to run, and the code it replaces runs unoptimised until then: the same build counted twice
+ * differed by up to 8 %. Compiling on the main thread puts the compiles in the count (valgrind's
+ * slowness makes the JIT recompile more than natively: counts about twice as high) but repeats
+ * within 2 %: the setting to compare two builds.
+ */
+const SYNC_COMPILE = process.env.PGVEIL_BENCH_SYNC_COMPILE === '1';
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const POLICIES = `
 columns:
@@ -72,7 +82,8 @@ async function ownInstructions(dump: string, mapFile: string): Promise<Map<strin
     const raw = (match[2] as string).trim();
     const jit = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(raw);
     const name = (jit ? nameOf(parseInt(jit[1] as string, 16)) : undefined) ?? raw;
-    const short = name.replace(/file:\/\/\/\S*\/dist\//, 'dist/').replace(/ \[\S+\]$/, '');
+    // Without line and column, so that two builds' functions meet by name.
+    const short = name.replace(/file:\/\/\/\S*\/dist\//, 'dist/').replace(/ \[\S+\]$/, '').replace(/:\d+:\d+$/, '');
     functions.set(short, (functions.get(short) ?? 0) + Number((match[1] as string).replaceAll(',', '')));
   }
   return functions;
@@ -85,7 +96,7 @@ async function countProxy(script: string, env: Record<string, string>, mode: str
     const out = path.join(dir, 'callgrind.out');
     const child = spawn('valgrind', [
       '--tool=callgrind', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${out}`,
-      process.execPath, '--perf-basic-prof', script,
+      process.execPath, '--perf-basic-prof', ...(SYNC_COMPILE ? ['--no-concurrent-recompilation'] : []), script,
     ], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
