@@ -75,22 +75,23 @@ export async function servePrimary(options: ServePrimaryOptions): Promise<number
   // A stop asked while the workers start stops them too: without it the primary would die at
   // once and leave a worker that is not answering (stuck, or stopped) behind.
   const stopWhileStarting = stopSignalWhileStarting(io);
+  const stopBeforeServing = async (): Promise<void> => {
+    for (const watcher of watchers) watcher.close();
+    await pool.stop();
+    await services.close();
+  };
   let stoppedBy: string | undefined;
   try {
     stoppedBy = await Promise.race([pool.start().then(() => undefined), stopWhileStarting.signalled]);
   } catch (error) {
     stopWhileStarting.release();
-    for (const watcher of watchers) watcher.close();
-    await pool.stop();
-    await services.close();
+    await stopBeforeServing();
     throw error;
   }
   stopWhileStarting.release();
   if (stoppedBy !== undefined) {
     logger.info({ why: stoppedBy }, 'stopping while the proxy workers start');
-    for (const watcher of watchers) watcher.close();
-    await pool.stop();
-    await services.close();
+    await stopBeforeServing();
     logger.info({ why: stoppedBy }, 'stopped');
     logger.flush();
     return 0;

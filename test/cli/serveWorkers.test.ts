@@ -4,131 +4,24 @@
  * worker (or peer instance) they land on, forged keys cancel nothing, SIGHUP reaches both workers,
  * SIGTERM ends every session with 57P01.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
-import { main } from '../../src/cli/main.js';
-import { WORKER_STOP_GRACE_MS } from '../../src/cli/proxyWorkerPool.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyWorkerCount } from '../../src/cli/serve.js';
-import { WORKER_SLOT_ENV } from '../../src/cli/workerMessages.js';
 import { parseConfig } from '../../src/config/index.js';
 import { generateMasterKey } from '../../src/keys/masterKey.js';
 import { decodeProcessId, encodeProcessId } from '../../src/proxy/session/backendKeyLayout.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-import { captureIo, freePort, printedSecrets } from './support/cliHarness.js';
-
-interface LogLine { msg?: string; worker?: number; pid?: number; to?: number; why?: string; level: number }
-
-interface RunningServe {
-  child: ChildProcess;
-  apiPort: number;
-  lines(): LogLine[];
-  stdout(): string;
-  exited: Promise<number | null>;
-}
+import { freePort } from './support/cliHarness.js';
+import { serveConfig, startServe, stopServe, waitUntil, type LogLine, type RunningServe } from './support/serveProcesses.js';
 
 let database: TestPostgres;
 beforeAll(async () => { database = await startTestPostgres(); });
 afterAll(async () => database?.stop());
-
-async function serveConfig(proxy: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ file: string; password: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'pgveil-workers-'));
-  const file = join(dir, 'pgveil.yaml');
-  await copyFile('config/pgveil.example.yaml', file);
-  const io = captureIo();
-  expect(await main(['account', 'add', '--config', file, '--email', 'ops@example.com', '--roles', 'admin'], io)).toBe(0);
-  const { password } = printedSecrets(io.stdout.join('\n'));
-  const doc = parseDocument(await readFile(file, 'utf8'));
-  doc.set('proxy', doc.createNode({
-    tls: { mode: 'disable' },
-    allowCleartextFromLoopback: true,
-    upstream: { host: database.host, port: database.port, user: database.user, sslmode: 'disable' },
-    ...proxy,
-  }));
-  for (const [key, value] of Object.entries(extra)) doc.set(key, doc.createNode(value));
-  await writeFile(file, doc.toString());
-  return { file, password };
-}
-
-/** `pgveil serve` started, not yet listening. */
-function spawnServe(file: string, masterKey: string, apiPort: number): RunningServe {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', file], {
-    env: {
-      ...process.env, PGVEIL_MASTER_KEY: masterKey, PGVEIL_API_PORT: String(apiPort),
-      PGVEIL_UPSTREAM_PASSWORD: database.password, PGVEIL_LOG_LEVEL: 'debug',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  child.stdout?.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { stdout += d.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const running: RunningServe = {
-    child, apiPort, exited, stdout: () => stdout,
-    lines: () => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine),
-  };
-  return running;
-}
-
-async function startServe(file: string, masterKey: string): Promise<RunningServe> {
-  const running = spawnServe(file, masterKey, await freePort());
-  try {
-    // The primary's line (workers say it too, before the primary is ready for signals).
-    await waitUntil(() => running.lines().some((line) => line.msg === 'Postgres proxy listening' && line.worker === undefined), 30_000, running.stdout);
-  } catch (error) {
-    await stopServe(running); // not left behind when it does not start in time
-    throw error;
-  }
-  return running;
-}
-
-/**
- * The proxy workers a primary forked, from /proc: its children whose environment carries a worker
- * slot (under tsx the primary has other children, such as esbuild's service).
- */
-function workerPids(pid: number): number[] {
-  let children: number[];
-  try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-  return children.filter((child) => {
-    try {
-      return readFileSync(`/proc/${child}/environ`, 'utf8').split('\0').some((entry) => entry.startsWith(`${WORKER_SLOT_ENV}=`));
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** Running or stopped; not a zombie (one left to an init that does not reap counts as gone). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function waitUntil(done: () => boolean, ms: number, why: () => string = () => ''): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out; output so far:\n${why()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-async function stopServe(serve: RunningServe): Promise<void> {
-  if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
-  await serve.exited;
-}
 
 function sessionsByWorker(serve: RunningServe): Map<number, number> {
   const counts = new Map<number, number>();
@@ -169,8 +62,8 @@ async function connect(port: number, password: string): Promise<KeyedClient> {
 describe('pgveil serve with proxy.workers: 2', () => {
   it('spreads sessions over both workers, cancels wherever the cancel lands, and drops forged keys', async () => {
     const proxyPort = await freePort();
-    const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
-    const serve = await startServe(file, generateMasterKey());
+    const { file, password } = await serveConfig(database, { listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
+    const serve = await startServe(database, file, generateMasterKey());
     const clients: KeyedClient[] = [];
     try {
       for (let i = 0; i < 6; i++) clients.push(await connect(proxyPort, password));
@@ -229,13 +122,13 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
     await direct.query('DROP TABLE IF EXISTS hup_people; CREATE TABLE hup_people (id int, ssn text)');
     const proxyPort = await freePort();
     const column = (table: string) => `columns:\n  public.${table}.ssn: { kind: ssn, method: tokenise, scope: people, reveal: { admin: plaintext } }\n`;
-    const { file, password } = await serveConfig(
+    const { file, password } = await serveConfig(database, 
       { listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 },
       { policies: 'policies.yaml', audit: { destination: 'file', file: 'audit.log' } },
     );
     const folder = join(file, '..');
     await writeFile(join(folder, 'policies.yaml'), column('elsewhere'));
-    const serve = await startServe(file, generateMasterKey());
+    const serve = await startServe(database, file, generateMasterKey());
     const reloads = async () => (await readFile(join(folder, 'audit.log'), 'utf8').catch(() => ''))
       .split('\n').filter((line) => line.includes('"policy.reload"')).map((line) => JSON.parse(line) as { worker?: number; outcome: string });
     const clients: KeyedClient[] = [];
@@ -286,10 +179,10 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
   it('reloads every worker from the primary\'s watch of the files: no worker moves on alone, and an edit reaches both', async () => {
     const proxyPort = await freePort();
     const column = (table: string) => `columns:\n  public.${table}.ssn: { kind: ssn, method: tokenise, scope: people, reveal: { admin: plaintext } }\n`;
-    const { file } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 }, { policies: 'policies.yaml' });
+    const { file } = await serveConfig(database, { listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 }, { policies: 'policies.yaml' });
     const policies = join(file, '..', 'policies.yaml');
     await writeFile(policies, column('first'));
-    const serve = await startServe(file, generateMasterKey());
+    const serve = await startServe(database, file, generateMasterKey());
     const workerReloads = () => serve.lines().filter((line) => line.msg === 'policies reloaded' && line.worker !== undefined).map((line) => line.worker);
     try {
       await waitUntil(() => serve.lines().filter((line) => line.msg === 'proxy worker ready').length === 2, 5000, serve.stdout);
@@ -324,8 +217,8 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
 
   it('restarts a worker that dies, logging its exit without values', async () => {
     const proxyPort = await freePort();
-    const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
-    const serve = await startServe(file, generateMasterKey());
+    const { file, password } = await serveConfig(database, { listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
+    const serve = await startServe(database, file, generateMasterKey());
     try {
       const ready = () => serve.lines().filter((line) => line.msg === 'proxy worker ready');
       await waitUntil(() => ready().length === 2, 5000, serve.stdout);
@@ -346,55 +239,6 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
 });
 
 describe('proxy.workers and the connection limits', () => {
-  it('a worker that does not stop on SIGTERM is killed after the grace, and the primary exits', async () => {
-    const proxyPort = await freePort();
-    const { file } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
-    const serve = await startServe(file, generateMasterKey());
-    let stuck: (LogLine & { pid: number }) | undefined;
-    try {
-      const ready = () => serve.lines().filter((line) => line.msg === 'proxy worker ready');
-      await waitUntil(() => ready().length === 2, 5000, serve.stdout);
-      stuck = ready()[0] as LogLine & { pid: number };
-      const stuckPid = stuck.pid;
-      process.kill(stuckPid, 'SIGSTOP'); // a SIGTERM stays pending while a process is stopped
-      const asked = Date.now();
-      serve.child.kill('SIGTERM');
-      expect(await serve.exited).toBe(0);
-      expect(Date.now() - asked).toBeGreaterThanOrEqual(WORKER_STOP_GRACE_MS - 1000);
-      expect(serve.lines().find((line) => line.msg === 'proxy worker did not stop after SIGTERM; killing it')).toMatchObject({ worker: stuck.worker, pid: stuckPid });
-      await waitUntil(() => !alive(stuckPid), 5000);
-      // The other worker stopped on its own, as asked.
-      expect(serve.lines().filter((line) => line.msg === 'stopped' && line.worker !== undefined).map((line) => line.worker)).toEqual([stuck.worker === 0 ? 1 : 0]);
-    } finally {
-      if (stuck !== undefined && alive(stuck.pid)) process.kill(stuck.pid, 'SIGKILL');
-      await stopServe(serve);
-    }
-  }, 30_000);
-
-  it('SIGTERM while the workers start stops them (a stuck one after the grace) and leaves no process behind', async () => {
-    const proxyPort = await freePort();
-    const { file } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
-    const serve = spawnServe(file, generateMasterKey(), await freePort());
-    const pid = serve.child.pid as number;
-    let workers: number[] = [];
-    try {
-      // The first worker seen is stopped at once: it cannot finish starting (nor stop on SIGTERM).
-      await waitUntil(() => workerPids(pid).length > 0, 20_000, serve.stdout);
-      workers = workerPids(pid);
-      process.kill(workers[0] as number, 'SIGSTOP');
-      await waitUntil(() => workerPids(pid).length === 2, 10_000, serve.stdout);
-      workers = workerPids(pid);
-      expect(serve.lines().some((line) => line.msg === 'Postgres proxy listening' && line.worker === undefined)).toBe(false);
-      serve.child.kill('SIGTERM');
-      expect(await serve.exited).toBe(0);
-      expect(serve.lines().some((line) => line.msg === 'stopping while the proxy workers start')).toBe(true);
-      await waitUntil(() => workers.every((worker) => !alive(worker)), 5000);
-    } finally {
-      for (const worker of workers) if (alive(worker)) process.kill(worker, 'SIGKILL');
-      await stopServe(serve);
-    }
-  }, 45_000);
-
   it('auto is the available parallelism; without a proxy there is one process', () => {
     const proxy = (workers: string) => parseConfig(`proxy:\n  upstream: { user: u }\n  workers: ${workers}\n`, 'x.yaml', { env: {} }).proxy;
     expect(proxyWorkerCount(proxy('auto'))).toBe(Math.min(availableParallelism(), 128));
@@ -404,8 +248,8 @@ describe('proxy.workers and the connection limits', () => {
 
   it('two workers together admit maxClientConnections, not twice as many', async () => {
     const proxyPort = await freePort();
-    const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2, maxClientConnections: 2 });
-    const serve = await startServe(file, generateMasterKey());
+    const { file, password } = await serveConfig(database, { listen: { host: '127.0.0.1', port: proxyPort }, workers: 2, maxClientConnections: 2 });
+    const serve = await startServe(database, file, generateMasterKey());
     const clients: KeyedClient[] = [];
     try {
       const outcomes: string[] = [];
@@ -427,11 +271,11 @@ describe('proxy.workers and the connection limits', () => {
 
   it('the API and both workers count failed logins together: one budget of maxFailuresPerAccount for the instance', async () => {
     const proxyPort = await freePort();
-    const { file, password } = await serveConfig({ listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
+    const { file, password } = await serveConfig(database, { listen: { host: '127.0.0.1', port: proxyPort }, workers: 2 });
     const doc = parseDocument(await readFile(file, 'utf8'));
     doc.setIn(['api', 'loginRateLimit', 'maxFailuresPerAccount'], 4);
     await writeFile(file, doc.toString());
-    const serve = await startServe(file, generateMasterKey());
+    const serve = await startServe(database, file, generateMasterKey());
     const apiLogin = (secret: string): Promise<Response> => fetch(`http://127.0.0.1:${serve.apiPort}/auth/login`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ops@example.com', password: secret }),
     });
@@ -458,10 +302,10 @@ describe('two pgveil instances as peers', () => {
   it('cancel each other\'s sessions, and never forward a forwarded cancel', async () => {
     const [portA, portB] = [await freePort(), await freePort()];
     const peers = [{ id: 1, host: '127.0.0.1', port: portA }, { id: 2, host: '127.0.0.1', port: portB }];
-    const a = await serveConfig({ listen: { host: '127.0.0.1', port: portA }, workers: 2, peerId: 1, peers });
-    const b = await serveConfig({ listen: { host: '127.0.0.1', port: portB }, peerId: 2, peers });
+    const a = await serveConfig(database, { listen: { host: '127.0.0.1', port: portA }, workers: 2, peerId: 1, peers });
+    const b = await serveConfig(database, { listen: { host: '127.0.0.1', port: portB }, peerId: 2, peers });
     const masterKey = generateMasterKey();
-    const [serveA, serveB] = await Promise.all([startServe(a.file, masterKey), startServe(b.file, masterKey)]);
+    const [serveA, serveB] = await Promise.all([startServe(database, a.file, masterKey), startServe(database, b.file, masterKey)]);
     const clients: KeyedClient[] = [];
     try {
       const onA = await connect(portA, a.password);
