@@ -21,12 +21,13 @@
  * PGVEIL_BENCH_SYNC_COMPILE=1 (compile on the main thread: see SYNC_COMPILE), PGVEIL_TEST_DATABASE_URL
  * (an existing server instead of an embedded one).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { startTestPostgres } from '../../test/support/postgres.js';
 import { scriptAsJavaScript } from './benchProcesses.js';
@@ -92,23 +93,25 @@ async function ownInstructions(dump: string, mapFile: string): Promise<Map<strin
 async function countProxy(script: string, env: Record<string, string>, mode: string, pgbenchEnv: Record<string, string>): Promise<Counted> {
   const dir = await mkdtemp(path.join(tmpdir(), 'pgveil-bench-callgrind-'));
   let perfMap: string | undefined;
+  let child: ChildProcessByStdio<null, Readable, Readable> | undefined;
   try {
     const out = path.join(dir, 'callgrind.out');
-    const child = spawn('valgrind', [
+    child = spawn('valgrind', [
       '--tool=callgrind', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${out}`,
       process.execPath, '--perf-basic-prof', ...(SYNC_COMPILE ? ['--no-concurrent-recompilation'] : []), script,
     ], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proxy = child;
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    proxy.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const exited = new Promise<void>((resolve) => proxy.once('exit', () => resolve()));
     const port = await new Promise<number>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`proxy under valgrind exited with ${code}:\n${stderr.slice(-2000)}`)));
-      child.stdout.on('data', (chunk: Buffer) => {
+      proxy.once('exit', (code) => reject(new Error(`proxy under valgrind exited with ${code}:\n${stderr.slice(-2000)}`)));
+      proxy.stdout.on('data', (chunk: Buffer) => {
         const match = /port=(\d+)/.exec(chunk.toString());
         if (match) resolve(Number(match[1]));
       });
     });
-    const pid = String(child.pid);
+    const pid = String(proxy.pid);
     // V8 writes its perf map there, whatever TMPDIR says; under valgrind the process keeps valgrind's pid.
     perfMap = `/tmp/perf-${pid}.map`;
     const pgbench = (transactions: number) => run('pgbench', ['-n', '-S', '-M', mode, '-c', '1', '-t', String(transactions)], {
@@ -124,7 +127,7 @@ async function countProxy(script: string, env: Record<string, string>, mode: str
     const text = readFileSync(path.join(dir, dump), 'utf8');
     const total = Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
     const functions = TOP > 0 ? await ownInstructions(path.join(dir, dump), perfMap) : new Map<string, number>();
-    child.kill('SIGTERM');
+    proxy.kill('SIGTERM');
     await exited;
     for (const [name, count] of functions) {
       // The frames at the root of the thread (main, node::Start…) carry the thread's whole count, not their own.
@@ -133,6 +136,8 @@ async function countProxy(script: string, env: Record<string, string>, mode: str
     }
     return { perTransaction: total / TRANSACTIONS, functions };
   } finally {
+    // A pgbench or callgrind_control that failed leaves the proxy running: it goes too.
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
     if (perfMap !== undefined) await rm(perfMap, { force: true });
   }
