@@ -1,7 +1,9 @@
 /**
  * `npm run bench:proxy`: pgbench -S (-M prepared and -M simple, -c 8 -j 2) against PostgreSQL
- * directly, through PgBouncer (session mode), through pgveil, and through a bare Node byte pipe (the
- * floor for a relay on Node's net), interleaved round by round so that machine noise hits all alike;
+ * directly, through PgBouncer (session mode), through pgveil, through a bare Node byte pipe (the
+ * floor for a relay on Node's net) and through a byte pipe in C inside Node's event loop (the floor
+ * for a native byte path, when `npm run bench:native-pipe` built it), interleaved round by round so
+ * that machine noise hits all alike;
  * then a 2-million-row SELECT streamed through pgveil while its RSS is sampled. Prints medians,
  * ratios, and the CPU each middle process spent per transaction (user and system apart, with the
  * proxy's read and write system calls). pgveil runs from the compiled dist/ (see ../compiled.ts).
@@ -16,7 +18,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,7 +35,10 @@ const ROWS = Number(process.env.PGVEIL_BENCH_ROWS ?? 2_000_000);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const run = promisify(execFile);
 
-type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil+policy' | 'baseline+policy' | 'node-pipe';
+type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil+policy' | 'baseline+policy' | 'node-pipe' | 'native-pipe' | 'native-io';
+
+/** Built by `npm run bench:native-pipe` (bench:proxy runs it first); without it the native-pipe row is left out. */
+const NATIVE_PIPE_ADDON = new URL('./nativePipe/build/Release/native_pipe.node', import.meta.url);
 
 /** Column policies on a table pgbench never touches: what a policy file costs queries that touch no protected column. */
 const POLICIES = `
@@ -56,7 +61,8 @@ interface PgbenchRun {
 
 async function pgbench(target: Target, mode: 'prepared' | 'simple'): Promise<PgbenchRun> {
   const { stdout } = await run('pgbench', ['-n', '-S', '-M', mode, '-c', '8', '-j', '2', '-T', String(SECONDS)], {
-    env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', ...target.env },
+    // Neither SSL nor GSS encryption is negotiated: the pipes pass the login through unparsed.
+    env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', PGGSSENCMODE: 'disable', ...target.env },
     maxBuffer: 1 << 20,
   });
   const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout);
@@ -105,6 +111,10 @@ async function main(): Promise<void> {
     if (baselineProxy !== undefined) cleanup.unshift(() => baselineProxy.stop());
     const pipe = await startProcess('./nodePipeProcess.ts', { PG_HOST: upstreamHost, PG_PORT: String(database.port) });
     cleanup.unshift(() => pipe.stop());
+    const nativePipe = existsSync(NATIVE_PIPE_ADDON) ? await startProcess('./nativePipeProcess.ts', { PG_HOST: upstreamHost, PG_PORT: String(database.port) }) : undefined;
+    if (nativePipe !== undefined) cleanup.unshift(() => nativePipe.stop());
+    const nativeIo = nativePipe === undefined ? undefined : await startProcess('./nativePipeProcess.ts', { PG_HOST: upstreamHost, PG_PORT: String(database.port), PG_FRAMING: 'javascript' });
+    if (nativeIo !== undefined) cleanup.unshift(() => nativeIo.stop());
     const bouncer = await startPgBouncer({
       ...upstream, database: database.database, listenPort: await freePort(),
       clientUser: 'bench', clientPassword: 'bench-password', clientDatabase: pgveilDatabase,
@@ -118,6 +128,8 @@ async function main(): Promise<void> {
       { name: 'pgveil+policy', pid: policyProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(policyProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } },
       { name: 'node-pipe', pid: pipe.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(pipe.port) } },
     ];
+    if (nativePipe !== undefined) targets.push({ name: 'native-pipe', pid: nativePipe.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(nativePipe.port) } });
+    if (nativeIo !== undefined) targets.push({ name: 'native-io', pid: nativeIo.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(nativeIo.port) } });
     if (baselineProxy !== undefined) {
       targets.push({ name: 'baseline+policy', pid: baselineProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(baselineProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } });
     }
@@ -144,7 +156,8 @@ async function main(): Promise<void> {
             cpuPerTransaction.set(key, [...(cpuPerTransaction.get(key) ?? []), micros]);
             const io = ioSyscalls(target.pid);
             const perTransaction = (count: number): string => (count / transactions).toFixed(1);
-            const calls = io.reads > 0 ? `, ${perTransaction(io.reads - ioBefore.reads)} reads + ${perTransaction(io.writes - ioBefore.writes)} writes` : '';
+            // recv/send (PgBouncer's, the native pipes') are not in these counters, only the read/write family: shown where there are any.
+            const calls = io.reads - ioBefore.reads >= transactions ? `, ${perTransaction(io.reads - ioBefore.reads)} reads + ${perTransaction(io.writes - ioBefore.writes)} writes` : '';
             cpuNote = `   ${micros.toFixed(1)} µs CPU per transaction (user ${microsOf(cpu.user - cpuBefore.user).toFixed(1)}, system ${microsOf(cpu.system - cpuBefore.system).toFixed(1)})${calls}`;
           }
           process.stdout.write(`round ${round} ${mode.padEnd(8)} ${target.name.padEnd(13)} ${format(tps)} tps${cpuNote}\n`);
@@ -158,6 +171,14 @@ async function main(): Promise<void> {
       const [d, b, v, p] = (['direct', 'pgbouncer', 'pgveil', 'node-pipe'] as const).map((name) => median(results.get(`${name}/${mode}`) ?? []) as number);
       const ratio = (x: number, y: number): string => `${(x / y).toFixed(2).padStart(10)} x`;
       process.stdout.write(`${mode.padEnd(9)} ${format(d as number)}  ${format(b as number)}  ${format(v as number)}  ${format(p as number)}  ${ratio(v as number, b as number)}  ${ratio(v as number, d as number)}  ${ratio(v as number, p as number)}\n`);
+    }
+    for (const mode of modes) {
+      const bouncer = median(results.get(`pgbouncer/${mode}`) ?? []);
+      const natives = (['native-pipe', 'native-io'] as const).flatMap((name) => {
+        const tps = median(results.get(`${name}/${mode}`) ?? []);
+        return Number.isFinite(tps) ? [`${name} ${format(tps)} = ${(tps / bouncer).toFixed(2)} x pgbouncer`] : [];
+      });
+      if (natives.length > 0) process.stdout.write(`${mode.padEnd(9)} socket I/O in C, tps: ${natives.join('   ')}\n`);
     }
     process.stdout.write('with a policy file loaded (pgbench touches no protected table) vs none, same proxy harness:\n');
     for (const mode of modes) {
@@ -183,7 +204,11 @@ async function main(): Promise<void> {
     process.stdout.write('CPU of the middle process per transaction (median, user + system; steadier than tps on a busy machine):\n');
     for (const mode of modes) {
       const [b, v, w, p] = (['pgbouncer', 'pgveil', 'pgveil+policy', 'node-pipe'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
-      process.stdout.write(`${mode.padEnd(9)} pgbouncer ${(b as number).toFixed(1)} µs   pgveil ${(v as number).toFixed(1)} µs (${((v as number) / (b as number)).toFixed(2)} x pgbouncer)   pgveil+policy ${(w as number).toFixed(1)} µs   node-pipe ${(p as number).toFixed(1)} µs\n`);
+      const nativeNote = (['native-pipe', 'native-io'] as const).map((name) => {
+        const micros = median(cpuPerTransaction.get(`${name}/${mode}`) ?? []);
+        return Number.isFinite(micros) ? `   ${name} ${micros.toFixed(1)} µs (${(micros / (b as number)).toFixed(2)} x)` : '';
+      }).join('');
+      process.stdout.write(`${mode.padEnd(9)} pgbouncer ${(b as number).toFixed(1)} µs   pgveil ${(v as number).toFixed(1)} µs (${((v as number) / (b as number)).toFixed(2)} x pgbouncer)   pgveil+policy ${(w as number).toFixed(1)} µs   node-pipe ${(p as number).toFixed(1)} µs (${((p as number) / (b as number)).toFixed(2)} x)${nativeNote}\n`);
     }
 
     const streamed = await streamLargeResult({ port: proxy.port, user: ACCOUNT.email, password: ACCOUNT.password, database: pgveilDatabase }, ROWS, () => rssMiB(proxy.pid, 'VmRSS'));
