@@ -86,11 +86,12 @@ export function scriptAsJavaScript(script: URL, done = new Set<string>()): strin
 
 /**
  * Runs one of this folder's process scripts on plain Node (scriptAsJavaScript); resolves once it
- * printed its port. Extra Node options (e.g. `--cpu-prof` to profile the proxy) come from
- * PGVEIL_BENCH_NODE_OPTIONS.
+ * printed its port. Extra Node options: `nodeOptions`, then PGVEIL_BENCH_NODE_OPTIONS (e.g.
+ * `--cpu-prof` to profile the proxy).
  */
-export function startProcess(script: string, env: Record<string, string>): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...(process.env.PGVEIL_BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean), scriptAsJavaScript(new URL(script, import.meta.url))], {
+export function startProcess(script: string, env: Record<string, string>, nodeOptions: readonly string[] = []): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const options = [...nodeOptions, ...(process.env.PGVEIL_BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean)];
+  const child = spawn(process.execPath, [...options, scriptAsJavaScript(new URL(script, import.meta.url))], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
