@@ -92,6 +92,7 @@ export class FrontendPolicy {
       this.sync();
       return false;
     }
+    if (type === 0x42 /* B */) return !this.bindInPlace(chunk.subarray(start, end), upstreamSkipping);
     const portal = this.boundPortal;
     if (portal === undefined || this.boundBatch !== state.batch || state.discarding || upstreamSkipping || state.copyIn !== undefined) return true;
     if (type === 0x44 /* D */) {
@@ -244,6 +245,28 @@ export class FrontendPolicy {
     if (pathRefusal instanceof Promise) return this.bindAfterPathCheck(pathRefusal, frame, bind, statement, change);
     if (pathRefusal !== undefined) return this.refuseBind(bind, pathRefusal, change);
     return this.bindOnPath(frame, bind, statement, change);
+  }
+
+  /**
+   * A Bind that `bind` would forward as sent, with no wait: its statement is one pgveil is sure the
+   * name holds, has no parameter to protect, and still means under the policies in force what it
+   * meant at Parse. Followed here as `bind` follows it; false (nothing done) for any other Bind,
+   * which is then taken whole and refused, rewritten or waited on there.
+   */
+  private bindInPlace(frame: Buffer, upstreamSkipping: boolean): boolean {
+    const state = this.state;
+    if (state.discarding || upstreamSkipping || state.copyIn !== undefined) return false;
+    const bind = readBindTarget(frame);
+    const statement = state.statements.certain(bind.statement, state.batch);
+    if (statement === undefined || statement.params.size !== 0 || (statement.extraParams?.size ?? 0) !== 0) return false;
+    // Only once the policies in force are read is the check synchronous; until then `bind` waits for them.
+    if (statement.schemaKey !== undefined && (state.policiesNow() === undefined || preparedPathRefusal(state, statement, state.searchPath.messageDomain()) !== undefined)) return false;
+    const portal: PortalInfo = { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false };
+    const change = state.portals.change(bind.portal, portal, state.batch);
+    this.boundPortal = bind.portal === '' ? portal : undefined;
+    this.boundBatch = state.batch;
+    state.expectReply({ kind: 'bind', settle: portalSettle(state, change) });
+    return true;
   }
 
   // The paths below that build closures are methods of their own: V8 allocates a closure's

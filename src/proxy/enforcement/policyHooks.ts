@@ -46,12 +46,14 @@ export interface PolicyHooks {
 }
 
 /** Client → server types the hooks look at, and server → client ones. */
-const FRONTEND_TYPES = 'QPBCFdcf';
+const FRONTEND_TYPES = 'QPCFdcf';
 /**
- * Describe and Execute: of the portal a Bind just bound, read in place (FrontendPolicy.wantsWhole);
- * else seen whole. Sync: followed in place, seen whole only while a COPY FROM STDIN may be starting.
+ * Bind: read in place when it is forwarded as sent (a statement pgveil is sure of, nothing to
+ * protect), else seen whole. Describe and Execute: of the portal a Bind just bound, read in place
+ * (FrontendPolicy.wantsWhole); else seen whole. Sync: followed in place, seen whole only while a
+ * COPY FROM STDIN may be starting.
  */
-const FRONTEND_ON_DEMAND_TYPES = 'DES';
+const FRONTEND_ON_DEMAND_TYPES = 'BDES';
 const BACKEND_TYPES = 'tTnCIsEGHcS';
 /** Types the hooks follow by their header alone: ParseComplete, BindComplete, CloseComplete, ReadyForQuery. */
 const BACKEND_HEADER_TYPES = '123Z';

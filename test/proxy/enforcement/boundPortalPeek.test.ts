@@ -1,9 +1,11 @@
 /**
- * The Describe and Execute of the portal a Bind just bound are read in place, not handed to the
- * hook whole (FrontendPolicy.wantsWhole), with the reply the whole path would attach. The rows of
- * such an Execute are still revealed, and whatever ends the portal in between — here a refused
- * FunctionCall, whose failure ends the implicit transaction — sends Execute the whole way again,
- * where pgveil describes the portal it is no longer sure of before its rows come.
+ * A Bind forwarded as sent (a statement pgveil is sure of, no parameter to protect) and the
+ * Describe and Execute of the portal it just bound are read in place, not handed to the hook whole
+ * (FrontendPolicy.wantsWhole), with the reply the whole path would attach. The rows of such an
+ * Execute are still revealed; a Bind with a value to protect, or of a statement pgveil does not
+ * know, still goes the whole way (protected, or refused); and whatever ends the portal in between —
+ * here a refused FunctionCall, whose failure ends the implicit transaction — sends Execute the whole
+ * way again, where pgveil describes the portal it is no longer sure of before its rows come.
  */
 import { serialize } from 'pg-protocol';
 import { describe, expect, it } from 'vitest';
@@ -51,7 +53,7 @@ describe('Describe and Execute of the portal a Bind just bound', () => {
       for (const frame of [serialize.bind({ statement: 'q', values: ['1'] }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]) {
         expect(await front(frame)).toBeUndefined();
       }
-      expect(whole).toEqual([0x42]); // the Bind only
+      expect(whole).toEqual([]);
       await back(s, typedMessage('2', Buffer.alloc(0)));
       await back(s, description);
       const out = await sentToClient(s, [dataRowMessage([Buffer.from(stored)]), commandCompleteMessage('SELECT 1'), readyForQuery('I')]);
@@ -59,6 +61,26 @@ describe('Describe and Execute of the portal a Bind just bound', () => {
       expect(out.includes(stored)).toBe(false);
       expect(s.state.stagedSlots).toBe(0);
     }
+  });
+
+  it('leave a Bind with a value to protect to the whole path, which protects it', async () => {
+    const { s, whole, front } = await preparedSession();
+    await prepared(s, 'w', 'SELECT aid FROM accounts WHERE note = $1', front);
+    whole.length = 0;
+    const sent = await front(serialize.bind({ statement: 'w', values: [PLAIN] }));
+    expect(whole).toEqual([0x42]);
+    expect(sent).toBeDefined();
+    expect((sent as Buffer).includes(PLAIN)).toBe(false);
+  });
+
+  it('leave a Bind of a statement pgveil does not know to the whole path, which refuses it', async () => {
+    const { whole, front } = await preparedSession();
+    const sent = await front(serialize.bind({ statement: 'never-prepared', values: [] }));
+    expect(whole).toEqual([0x42]);
+    // A Bind that fails upstream goes instead: of a statement no client can have prepared.
+    expect((sent as Buffer)[0]).toBe(0x42);
+    expect((sent as Buffer).includes('pgveil refused')).toBe(true);
+    expect((sent as Buffer).includes('never-prepared')).toBe(false);
   });
 
   it('are taken whole after a refused FunctionCall ended the portal, and the Execute is described first', async () => {
