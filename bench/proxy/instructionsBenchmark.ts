@@ -22,15 +22,14 @@
  * (an existing server instead of an embedded one).
  */
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { startTestPostgres } from '../../test/support/postgres.js';
 import { scriptAsJavaScript } from './benchProcesses.js';
+import { startPolicyBench } from './policyBenchSetup.js';
 
 const WARMUP = Number(process.env.PGVEIL_BENCH_WARMUP ?? 4000);
 const TRANSACTIONS = Number(process.env.PGVEIL_BENCH_TRANSACTIONS ?? 8000);
@@ -45,12 +44,6 @@ const TOP = Number(process.env.PGVEIL_BENCH_TOP ?? 0);
  * within 2 %: the setting to compare two builds.
  */
 const SYNC_COMPILE = process.env.PGVEIL_BENCH_SYNC_COMPILE === '1';
-const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
-const POLICIES = `
-columns:
-  public.customers.ssn: { kind: ssn, method: fpe, scope: people, reveal: { bench: plaintext } }
-  public.customers.email: { kind: email, method: tokenise, scope: people, reveal: { bench: plaintext } }
-`;
 const run = promisify(execFile);
 
 interface Counted {
@@ -159,19 +152,10 @@ async function main(): Promise<void> {
   } catch {
     throw new Error('bench:instructions needs valgrind (Debian package valgrind)');
   }
-  const database = await startTestPostgres();
-  const policyDir = await mkdtemp(path.join(tmpdir(), 'pgveil-bench-'));
+  const bench = await startPolicyBench(1);
   try {
-    const directEnv = { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', PGHOST: database.host, PGPORT: String(database.port), PGUSER: database.user, PGPASSWORD: database.password, PGDATABASE: database.database };
-    await run('pgbench', ['-i', '-q', '-s', '1'], { env: directEnv });
-    await run('psql', ['-q', '-c', 'CREATE TABLE IF NOT EXISTS customers (id bigserial PRIMARY KEY, ssn text, email text)'], { env: directEnv });
-    const policiesFile = path.join(policyDir, 'policies.yaml');
-    await writeFile(policiesFile, POLICIES);
-    const upstream = { host: database.host, port: database.port, user: database.user, password: database.password, sslmode: 'disable' as const };
-    const plain = JSON.stringify({ upstream, databases: { bench: database.database }, account: ACCOUNT });
-    const withPolicy = JSON.stringify({ upstream, databases: { bench: database.database }, account: ACCOUNT, policiesFile, masterKeyHex: randomBytes(32).toString('hex') });
+    const { plain, withPolicy, pgbenchEnv } = bench;
     const script = scriptAsJavaScript(new URL('./proxyProcess.ts', import.meta.url));
-    const pgbenchEnv = { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', PGHOST: '127.0.0.1', PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: 'bench' };
     const baselineDist = process.env.PGVEIL_BENCH_BASELINE_DIST;
     process.stdout.write(`pgbench -S -c 1, ${WARMUP} transactions of warm-up, then ${TRANSACTIONS} counted; proxy main thread under callgrind\n`);
     for (const mode of MODES) {
@@ -186,8 +170,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await rm(policyDir, { recursive: true, force: true });
-    await database.stop();
+    await bench.stop();
   }
 }
 

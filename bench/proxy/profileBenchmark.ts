@@ -20,25 +20,18 @@
  * (25 functions), PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one).
  */
 import { execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startTestPostgres } from '../../test/support/postgres.js';
 import { startProcess } from './benchProcesses.js';
+import { startPolicyBench } from './policyBenchSetup.js';
 
 const WARMUP_SECONDS = Number(process.env.PGVEIL_BENCH_WARMUP_SECONDS ?? 15);
 const SECONDS = Number(process.env.PGVEIL_BENCH_SECONDS ?? 10);
 const MODES = (process.env.PGVEIL_BENCH_MODES ?? 'prepared').split(',');
 const TOP = Number(process.env.PGVEIL_BENCH_TOP ?? 25);
-const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
-const POLICIES = `
-columns:
-  public.customers.ssn: { kind: ssn, method: fpe, scope: people, reveal: { bench: plaintext } }
-  public.customers.email: { kind: email, method: tokenise, scope: people, reveal: { bench: plaintext } }
-`;
 const run = promisify(execFile);
 
 /** Microseconds per transaction by function name. */
@@ -128,18 +121,9 @@ async function main(): Promise<void> {
   } catch {
     throw new Error('bench:profile needs perf (Debian package linux-perf)');
   }
-  const database = await startTestPostgres();
-  const policyDir = await mkdtemp(path.join(tmpdir(), 'pgveil-bench-'));
+  const bench = await startPolicyBench(10);
   try {
-    const directEnv = { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', PGHOST: database.host, PGPORT: String(database.port), PGUSER: database.user, PGPASSWORD: database.password, PGDATABASE: database.database };
-    await run('pgbench', ['-i', '-q', '-s', '10'], { env: directEnv });
-    await run('psql', ['-q', '-c', 'CREATE TABLE IF NOT EXISTS customers (id bigserial PRIMARY KEY, ssn text, email text)'], { env: directEnv });
-    const policiesFile = path.join(policyDir, 'policies.yaml');
-    await writeFile(policiesFile, POLICIES);
-    const upstream = { host: database.host, port: database.port, user: database.user, password: database.password, sslmode: 'disable' as const };
-    const plain = JSON.stringify({ upstream, databases: { bench: database.database }, account: ACCOUNT });
-    const withPolicy = JSON.stringify({ upstream, databases: { bench: database.database }, account: ACCOUNT, policiesFile, masterKeyHex: randomBytes(32).toString('hex') });
-    const env = { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', PGHOST: '127.0.0.1', PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: 'bench' };
+    const { plain, withPolicy, pgbenchEnv: env } = bench;
     process.stdout.write(`pgbench -S -c 8 -j 2: ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s sampled by perf; µs of the proxy's CPU per transaction\n`);
     for (const mode of MODES) {
       const none = await profileProxy(plain, mode, env);
@@ -150,8 +134,7 @@ async function main(): Promise<void> {
       printSideBySide(`the ${TOP} functions whose time differs most:`, none.functions, policy.functions, TOP);
     }
   } finally {
-    await rm(policyDir, { recursive: true, force: true });
-    await database.stop();
+    await bench.stop();
   }
 }
 
