@@ -237,8 +237,7 @@ export class FrontendPolicy {
     const known = statementForBind(state, bind.statement);
     if (known instanceof PolicyRefusal) return this.refuseBind(bind, known);
     const statement = known;
-    const portal: PortalInfo = { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false };
-    const change = state.portals.change(bind.portal, portal, state.batch);
+    const change = this.pendingPortal(bind, statement);
     // The server resolves the statement's names again if the search_path changed since Parse (and
     // the SQL EXECUTEs of its text run what their names hold now).
     const pathRefusal = preparedPathRefusal(state, statement, state.searchPath.messageDomain());
@@ -261,12 +260,16 @@ export class FrontendPolicy {
     if (statement === undefined || statement.params.size !== 0 || (statement.extraParams?.size ?? 0) !== 0) return false;
     // Only once the policies in force are read is the check synchronous; until then `bind` waits for them.
     if (statement.schemaKey !== undefined && (state.policiesNow() === undefined || preparedPathRefusal(state, statement, state.searchPath.messageDomain()) !== undefined)) return false;
-    const portal: PortalInfo = { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false };
-    const change = state.portals.change(bind.portal, portal, state.batch);
-    this.boundPortal = bind.portal === '' ? portal : undefined;
-    this.boundBatch = state.batch;
-    state.expectReply({ kind: 'bind', settle: portalSettle(state, change) });
+    this.boundPortal = undefined;
+    // With no parameter to protect, bindOnPath only follows the Bind: it answers undefined (as sent) at once.
+    this.bindOnPath(frame, bind, statement, this.pendingPortal(bind, statement));
     return true;
+  }
+
+  /** The portal a Bind of `statement` defines, pending until the server answers the Bind. */
+  private pendingPortal(bind: BindTarget, statement: StatementInfo): PendingChange<PortalInfo> {
+    const portal: PortalInfo = { statement, resultFormats: bind.resultFormats, described: undefined, describeRequested: false };
+    return this.state.portals.change(bind.portal, portal, this.state.batch);
   }
 
   // The paths below that build closures are methods of their own: V8 allocates a closure's
