@@ -28,7 +28,7 @@ interface Framing {
   headerSeen: number;
 }
 
-/** Largest length accepted per type byte (0: refused); the same bound for every type here. */
+/** Largest message length accepted, the same for every type here (the C framer's bound too). */
 const MAX_MESSAGE = 1 << 30;
 
 function walkChunk(framing: Framing, chunk: Buffer, length: number): boolean {
@@ -45,7 +45,7 @@ function walkChunk(framing: Framing, chunk: Buffer, length: number): boolean {
       const messageLength = chunk.readInt32BE(pos + headerBytes - 4);
       if (messageLength < 4 || messageLength > MAX_MESSAGE) return false;
       framing.startup = false;
-      framing.remaining = messageLength + headerBytes - 4 - headerBytes;
+      framing.remaining = messageLength - 4;
       pos += headerBytes;
       continue;
     }

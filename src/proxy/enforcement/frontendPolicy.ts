@@ -21,7 +21,7 @@ import type { RewrittenStatement } from './writePath/statementRewriter.js';
 import type { CopyStream } from './writePath/copyTargets.js';
 import { analysedText } from './analysedText.js';
 import { mayChangeSettingsUnseen } from './catalog/sessionSettings.js';
-import { readBind, readBindTarget, readExecutePortal, readParse, readQuery, readTarget, type BindTarget, type ParseMessage } from '../protocol/messageReaders.js';
+import { readBind, readBindStatement, readBindTarget, readExecutePortal, readParse, readQuery, readTarget, type BindTarget, type ParseMessage } from '../protocol/messageReaders.js';
 import { bindMessage, describeMessage, failingFunctionCall, parseMessage, queryMessage } from '../protocol/messages.js';
 
 /** Fails at parse time in any session state; its syntax error is replaced by pgveil's message. */
@@ -255,11 +255,12 @@ export class FrontendPolicy {
   private bindInPlace(frame: Buffer, upstreamSkipping: boolean): boolean {
     const state = this.state;
     if (state.discarding || upstreamSkipping || state.copyIn !== undefined) return false;
-    const bind = readBindTarget(frame);
-    const statement = state.statements.certain(bind.statement, state.batch);
+    // The names first: a Bind with values to protect (the write path's) goes whole without its values read twice.
+    const statement = state.statements.certain(readBindStatement(frame), state.batch);
     if (statement === undefined || statement.params.size !== 0 || (statement.extraParams?.size ?? 0) !== 0) return false;
     // Only once the policies in force are read is the check synchronous; until then `bind` waits for them.
     if (statement.schemaKey !== undefined && (state.policiesNow() === undefined || preparedPathRefusal(state, statement, state.searchPath.messageDomain()) !== undefined)) return false;
+    const bind = readBindTarget(frame);
     this.boundPortal = undefined;
     // With no parameter to protect, bindOnPath only follows the Bind: it answers undefined (as sent) at once.
     this.bindOnPath(frame, bind, statement, this.pendingPortal(bind, statement));

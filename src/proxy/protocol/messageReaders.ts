@@ -256,6 +256,13 @@ export function readExecutePortal(frame: Buffer): string {
   return new FrameReader(frame).name();
 }
 
+/** The statement a Bind binds: its names only, the values left unread (readBindTarget reads the rest). */
+export function readBindStatement(frame: Buffer): string {
+  const reader = new FrameReader(frame);
+  reader.name();
+  return reader.name();
+}
+
 export interface FieldDescription {
   readonly name: string;
   readonly tableOid: number;
