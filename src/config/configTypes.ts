@@ -136,6 +136,8 @@ export interface ProxyConfig {
   loginTimeoutSeconds: number;
   /** 0 = no idle timeout. */
   idleTimeoutSeconds: number;
+  /** Relay logged-in plaintext sessions through the native socket addon when it is built. */
+  nativeSocketIo: boolean;
   /** The longest value pgveil protects on the write path, in UTF-8 bytes; longer ones are refused (54000). */
   maxProtectedValueBytes: number;
   upstream: UpstreamConfig;

@@ -7,7 +7,7 @@ import { ROLE_NAME } from './accountsSection.js';
 
 const PROXY_KEYS = [
   'listen', 'tls', 'allowCleartextFromLoopback', 'maxClientConnections', 'maxPendingLogins', 'loginTimeoutSeconds', 'maxProtectedValueBytes',
-  'idleTimeoutSeconds', 'upstream', 'databases', 'upstreamRoles', 'workers', 'peerId', 'peers',
+  'idleTimeoutSeconds', 'nativeSocketIo', 'upstream', 'databases', 'upstreamRoles', 'workers', 'peerId', 'peers',
 ] as const;
 const PEER_KEYS = ['id', 'host', 'port'] as const;
 /** Bounds of the backend-key layout (the proxy's backendKeyLayout.ts): 6 bits of peer id, 7 of worker. */
@@ -157,6 +157,7 @@ export function readProxySection(r: ConfigReader, value: unknown): ProxyConfig |
     loginTimeoutSeconds: r.integer(proxy, 'loginTimeoutSeconds', path, 10, 1, 3600),
     maxProtectedValueBytes: r.integer(proxy, 'maxProtectedValueBytes', path, DEFAULTS.maxProtectedValueBytes, 16, 16 * 1024 * 1024),
     idleTimeoutSeconds: r.integer(proxy, 'idleTimeoutSeconds', path, DEFAULTS.idleTimeoutSeconds, 0, 365 * 24 * 3600),
+    nativeSocketIo: r.boolean(proxy, 'nativeSocketIo', path, true),
     upstream: readUpstream(r, proxy['upstream'], [...path, 'upstream']),
     databases: readDatabases(r, proxy['databases'], [...path, 'databases']),
     upstreamRoles: readUpstreamRoles(r, proxy['upstreamRoles'], [...path, 'upstreamRoles']),

@@ -80,6 +80,7 @@ async function proxyOptions(
     maxPendingLogins: config.maxPendingLogins,
     loginTimeoutSeconds: config.loginTimeoutSeconds,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
+    nativeSocketIo: config.nativeSocketIo,
     upstream: {
       host: upstream.host, port: upstream.port, user: upstream.user, sslmode: upstream.sslmode,
       ...(upstream.password === undefined ? {} : { password: upstream.password }),

@@ -74,6 +74,11 @@ export interface ProxyOptions {
   maxPendingLogins?: number;
   /** Which instance and worker this proxy is, for the backend keys it issues and the cancels it routes. Default: a lone proxy. */
   cancelRouting?: CancelRoutingOptions;
+  /**
+   * Plaintext sessions' sockets are read and written by the native socket addon once logged in
+   * (when it is built). Default true; false keeps every session on Node's streams.
+   */
+  nativeSocketIo?: boolean;
 }
 
 /** Another pgveil instance cancels are forwarded to (`proxy.peers`). */

@@ -25,6 +25,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const logger = options.logger;
   const handshakeTimeoutMs = (options.handshakeTimeoutSeconds ?? DEFAULT_HANDSHAKE_TIMEOUT_SECONDS) * 1000;
   const sessions = new Set<ClientSession>();
+  /** Waiting for the last session to be gone (close()). */
+  const allGone: (() => void)[] = [];
   const admitted = new Set<ClientSession>();
   const loggingIn = new Set<ClientSession>();
   const maxPendingLogins = options.maxPendingLogins ?? DEFAULT_MAX_PENDING_LOGINS;
@@ -69,14 +71,18 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       logger.error({ err: error }, 'proxy: could not take over an accepted connection; closed it');
       return;
     }
-    const session = new ClientSession(socket, services);
+    // Counted until its connection closes, on Node's socket or, once handed over, the native addon's.
+    const session: ClientSession = new ClientSession(socket, services, () => {
+      sessions.delete(session);
+      if (sessions.size === 0) for (const resolve of allGone.splice(0)) resolve();
+    });
     sessions.add(session);
-    socket.once('close', () => sessions.delete(session));
     void session.run();
   });
   // Sessions are admitted once authenticated, and logins are counted apart (refused with 53300 past
   // maxPendingLogins); this hard cap on sockets, past which the kernel's connection is closed bare,
-  // leaves room for the refusals to be answered.
+  // leaves room for the refusals to be answered. (A session handed to the native socket addon is
+  // no longer one of the server's sockets: maxClientConnections, counted by `admit`, bounds those.)
   server.maxConnections = options.maxClientConnections + maxPendingLogins * 2 + 16;
   server.on('error', (error) => logger.error({ err: error }, 'proxy: listener error'));
 
@@ -110,11 +116,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       closing ??= new Promise<void>((resolve) => {
         stopWatchingAccounts();
         logger.info({ sessions: sessions.size }, 'proxy: stopping; ending every session');
-        server.close(() => {
+        const serverClosed = new Promise<void>((closed) => server.close(() => closed()));
+        const sessionsGone = sessions.size === 0 ? Promise.resolve() : new Promise<void>((gone) => allGone.push(gone));
+        for (const session of sessions) session.shutdown();
+        void Promise.all([serverClosed, sessionsGone]).then(() => {
           logger.info('proxy: stopped');
           resolve();
         });
-        for (const session of sessions) session.shutdown();
       });
       return closing;
     },

@@ -47,6 +47,7 @@ describe('the example configuration', () => {
       maxPendingLogins: 100,
       loginTimeoutSeconds: 10,
       idleTimeoutSeconds: 0,
+      nativeSocketIo: true,
       maxProtectedValueBytes: 4096,
       upstream: { host: '127.0.0.1', port: 5432, user: 'pgveil', sslmode: 'prefer' },
       databases: {},
@@ -89,6 +90,7 @@ proxy:
   allowCleartextFromLoopback: true
   maxClientConnections: 50
   idleTimeoutSeconds: 300
+  nativeSocketIo: false
   upstream: { host: db.internal, port: 5433, user: app, password: "", database: appdb, sslmode: verify-full, ca: tls/ca.crt }
   databases: { app: app_production }
 `;
@@ -115,6 +117,7 @@ proxy:
       maxPendingLogins: 100,
       loginTimeoutSeconds: 10,
       idleTimeoutSeconds: 300,
+      nativeSocketIo: false,
       maxProtectedValueBytes: 4096,
       upstream: { host: 'db.internal', port: 5433, user: 'app', password: '', database: 'appdb', sslmode: 'verify-full', ca: join(dir, 'tls/ca.crt') },
       databases: { app: 'app_production' },

@@ -84,6 +84,7 @@ export async function demoConfig(dir: string, ports: DemoPorts, logLevel: LogLev
       maxPendingLogins: 100,
       loginTimeoutSeconds: 10,
       idleTimeoutSeconds: DEFAULTS.idleTimeoutSeconds,
+      nativeSocketIo: true,
       maxProtectedValueBytes: DEFAULTS.maxProtectedValueBytes,
       upstream: {
         host: DEMO_HOST, port: ports.database, user: DEMO_DB_USER, password: DEMO_PASSWORD,

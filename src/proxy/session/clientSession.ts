@@ -4,7 +4,6 @@
  * as PostgreSQL words them where PostgreSQL has a case for it.
  */
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import type tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { AuthenticatedAccount } from '../../auth/index.js';
@@ -25,6 +24,8 @@ import type { CancelRegistry, IssuedBackendKey } from './cancelRegistry.js';
 import type { CancelRouter } from './cancelRouter.js';
 import { authenticateClient } from './clientAuthentication.js';
 import { negotiateClientStartup } from './clientStartup.js';
+import { handOverSocket } from '../nativeSockets/socketHandOver.js';
+import type { RelaySocket } from './relaySocket.js';
 import { SessionFatal } from './sessionFatal.js';
 import { SessionRelay } from './sessionRelay.js';
 
@@ -79,24 +80,38 @@ function isLoopback(address: string | undefined): boolean {
 }
 
 export class ClientSession {
-  private current: Duplex;
+  private current: RelaySocket;
   private relay: SessionRelay | null = null;
   /** The client once its startup packet is read: from then on it understands an ErrorResponse. */
-  private started: Duplex | null = null;
+  private started: RelaySocket | null = null;
+  /** The client's connection was handed to the native addon: Node's socket closing is not the session's end. */
+  private handedOver = false;
+  private gone = false;
   private stopping = false;
   private ended = false;
   /** Set once authenticated: checked again whenever the accounts change. */
   private account: AuthenticatedAccount | null = null;
   private readonly logger: Logger;
 
+  /** `onGone`: the client's connection has closed (whichever socket carried it by then). */
   constructor(
     private readonly socket: Socket,
     private readonly services: SessionServices,
+    private readonly onGone: () => void = () => undefined,
   ) {
     this.current = socket;
     this.logger = services.logger;
     socket.setNoDelay(true);
     socket.on('error', (error) => this.logger.debug({ err: { message: error.message } }, 'proxy: client socket error'));
+    socket.once('close', () => {
+      if (!this.handedOver) this.connectionGone();
+    });
+  }
+
+  private connectionGone(): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.onGone();
   }
 
   async run(): Promise<void> {
@@ -105,6 +120,7 @@ export class ClientSession {
     const loggingIn = this.services.beginLogin(this);
     let timer = setTimeout(() => this.current.destroy(), this.services.loginTimeoutMs);
     let upstream: UpstreamSession | null = null;
+    let relayedUpstreamSocket: RelaySocket | null = null;
     let key: IssuedBackendKey | null = null;
     let admitted = false;
     try {
@@ -171,10 +187,23 @@ export class ClientSession {
       };
       const issued = this.services.cancelRegistry.issue(cancelUpstream);
       key = issued;
+      // Logged in: plaintext sockets are relayed by the native addon from here on, when it is there.
+      const native = options.nativeSocketIo !== false;
+      const relayedClient = native ? handOverSocket(client, reader.detach()) : { socket: client, bytes: reader.detach(), native: false };
+      const relayedUpstream = native ? handOverSocket(connected.socket, connected.leftover) : { socket: connected.socket, bytes: connected.leftover, native: false };
+      const relayClient = relayedClient.socket;
+      relayedUpstreamSocket = relayedUpstream.socket;
+      if (relayedClient.native) {
+        this.handedOver = true;
+        this.current = relayClient;
+        this.started = relayClient;
+        relayClient.on('error', (error) => this.logger.debug({ err: { message: error.message } }, 'proxy: client socket error'));
+        relayClient.once('close', () => this.connectionGone());
+      }
       // The relay (and the hooks of the session) exist before the client hears it is logged in.
       this.relay = new SessionRelay({
-        client,
-        upstream: connected.socket,
+        client: relayClient,
+        upstream: relayedUpstream.socket,
         hooksFactory: options.hooks,
         frontendLimits: this.services.frontendLimits,
         backendLimits: this.services.backendLimits,
@@ -187,20 +216,20 @@ export class ClientSession {
           this.end();
         },
       }, { account, clientDatabase, upstreamDatabase, upstreamUser: login.user, serverParameters: parameterStatuses(connected.startupMessages), startupParameters: passOn });
-      client.cork();
-      client.write(authenticationOk());
-      for (const message of connected.startupMessages) client.write(message);
-      client.write(backendKeyData(issued.processId, issued.secretKey));
-      client.write(connected.readyForQuery);
-      client.uncork();
+      relayClient.cork();
+      relayClient.write(authenticationOk());
+      for (const message of connected.startupMessages) relayClient.write(message);
+      relayClient.write(backendKeyData(issued.processId, issued.secretKey));
+      relayClient.write(connected.readyForQuery);
+      relayClient.uncork();
       clearTimeout(timer);
-      this.relay.start(reader.detach(), connected.leftover);
+      this.relay.start(relayedClient.bytes, relayedUpstream.bytes);
       connected.socket.on('error', () => undefined);
       this.logger.debug({ database: clientDatabase }, 'proxy: session started');
     } catch (error) {
       clearTimeout(timer);
       this.services.endLogin(this);
-      upstream?.socket.destroy();
+      (relayedUpstreamSocket ?? upstream?.socket)?.destroy();
       key?.release();
       this.failHandshake(error);
       this.end(admitted);

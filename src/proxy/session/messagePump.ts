@@ -15,7 +15,7 @@
  * Backpressure: when the target's buffer is full the source is paused until 'drain'; while an
  * asynchronous hook works, the source is paused too and the rest of the chunk waits.
  */
-import type { Duplex } from 'node:stream';
+import type { RelaySocket } from './relaySocket.js';
 import type { MessageVerdict } from './sessionHooks.js';
 
 /** `observe` results: forward the message, or drop it; either may ask for injected bytes after it. */
@@ -78,8 +78,8 @@ export class MessagePump {
   private runTo = 0;
 
   constructor(
-    private readonly source: Duplex,
-    private readonly target: Duplex,
+    private readonly source: RelaySocket,
+    private readonly target: RelaySocket,
     private readonly limits: Uint32Array,
     private readonly intercepted: Uint8Array,
     private readonly handler: PumpHandler,

@@ -3,9 +3,9 @@
  * the protocol state they keep, the hooks they consult, the idle timer, and the closing rules:
  * whichever side goes away, the other is closed too and nothing is left open upstream.
  */
-import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WarningThrottle } from './warningThrottle.js';
+import type { RelaySocket } from './relaySocket.js';
 import { errorResponse, terminate, type ErrorFields } from '../protocol/messages.js';
 import { DROP_MESSAGE, FORWARD, INJECT_AFTER, MessagePump, type PumpFailure, type PumpHandler } from './messagePump.js';
 import { ProtocolState } from './protocolState.js';
@@ -18,8 +18,8 @@ import { forEachFrame, ProtocolViolation } from '../protocol/messageReaders.js';
 const ON_DEMAND_TYPES = 'DdN';
 
 export interface SessionRelayOptions {
-  client: Duplex;
-  upstream: Duplex;
+  client: RelaySocket;
+  upstream: RelaySocket;
   /** Absent: every message passes as the same bytes. */
   hooksFactory: SessionHooksFactory | undefined;
   frontendLimits: Uint32Array;

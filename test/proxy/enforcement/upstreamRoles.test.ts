@@ -69,7 +69,7 @@ afterAll(async () => {
 function proxyConfig(upstreamRoles: Record<string, UpstreamLoginConfig>): ProxyConfig {
   return {
     listen: { host: '127.0.0.1', port: 0 }, tls: { mode: 'disable' }, allowCleartextFromLoopback: true,
-    maxClientConnections: 50, maxPendingLogins: 50, loginTimeoutSeconds: 10, idleTimeoutSeconds: 0, maxProtectedValueBytes: 4096,
+    maxClientConnections: 50, maxPendingLogins: 50, loginTimeoutSeconds: 10, idleTimeoutSeconds: 0, nativeSocketIo: true, maxProtectedValueBytes: 4096,
     upstream: { host: database.host, port: database.port, user: database.user, password: database.password, database: database.database, sslmode: 'disable' },
     databases: {},
     upstreamRoles,

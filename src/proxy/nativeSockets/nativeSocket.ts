@@ -1,0 +1,188 @@
+/**
+ * A connection read and written by the native addon, behaving towards the relay as a net.Socket
+ * does (RelaySocket): 'data' while flowing, chunks kept in order while paused (reading stops past
+ * HIGH_WATER_BYTES), 'end' once the peer's FIN is read and nothing read before it waits (paused
+ * or not), then this side closed too (as allowHalfOpen: false does), 'drain' after a write that returned false, 'error'
+ * then 'close'. Each read is copied out of the addon's shared buffer into one of Node's pooled
+ * buffers: the relay may keep a chunk (a partial message, a backlog while a hook works).
+ */
+import { EventEmitter } from 'node:events';
+import { getSystemErrorName } from 'node:util';
+import type { RelaySocket } from '../session/relaySocket.js';
+import { DATA_EVENT, DRAIN_EVENT, END_EVENT, ERROR_EVENT, type NativeHandle, type SocketAddon } from './socketAddon.js';
+
+/** Bytes kept while paused before reading stops (a net.Socket's default high-water mark). */
+const HIGH_WATER_BYTES = 64 * 1024;
+
+/** An error as Node's sockets give one: code and syscall-free message. */
+function socketError(errno: number): NodeJS.ErrnoException {
+  let code: string;
+  try {
+    code = getSystemErrorName(errno);
+  } catch {
+    code = `E${-errno}`;
+  }
+  const error: NodeJS.ErrnoException = new Error(`socket ${code}`);
+  error.code = code;
+  error.errno = errno;
+  return error;
+}
+
+export class NativeSocket extends EventEmitter implements RelaySocket {
+  destroyed = false;
+  private readonly handle: NativeHandle;
+  private readonly readBuffer: Buffer;
+  private flowing = false;
+  private readonly held: Buffer[] = [];
+  private heldBytes = 0;
+  private flowScheduled = false;
+  /** The peer's FIN was read; 'end' follows once what was held before it has been delivered. */
+  private readEnded = false;
+  private endEmitted = false;
+  private writeEnded = false;
+  private corks = 0;
+  private corked: Buffer[] = [];
+
+  constructor(private readonly addon: SocketAddon, fd: number) {
+    super();
+    this.readBuffer = addon.readBuffer();
+    this.handle = addon.adopt(fd, this.onEvent);
+    addon.setReading(this.handle, true);
+  }
+
+  get writable(): boolean {
+    return !this.destroyed && !this.writeEnded;
+  }
+
+  /** Bytes written but not yet taken by the kernel. */
+  get writableLength(): number {
+    return this.destroyed ? 0 : this.addon.pendingBytes(this.handle);
+  }
+
+  write(bytes: Buffer): boolean {
+    if (this.destroyed || this.writeEnded) return false;
+    if (this.corks > 0) {
+      this.corked.push(bytes);
+      return true;
+    }
+    const result = this.addon.write(this.handle, bytes);
+    if (result < 0) {
+      // As on Node's sockets, a failed write is reported after the call returns.
+      process.nextTick(() => this.fail(result));
+      return false;
+    }
+    return result === 1;
+  }
+
+  cork(): void {
+    this.corks++;
+  }
+
+  uncork(): void {
+    if (this.corks === 0 || --this.corks > 0 || this.corked.length === 0) return;
+    const pieces = this.corked;
+    this.corked = [];
+    this.write(pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces));
+  }
+
+  end(bytes?: Buffer): void {
+    if (this.destroyed || this.writeEnded) return;
+    if (bytes !== undefined && bytes.length > 0) this.write(bytes);
+    if (this.corks > 0) {
+      this.corks = 1;
+      this.uncork();
+    }
+    this.writeEnded = true;
+    const result = this.addon.shutdown(this.handle);
+    if (result < 0) this.fail(result);
+    else this.closeWhenDone();
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.held.length = 0;
+    this.addon.close(this.handle);
+    process.nextTick(() => this.emit('close'));
+  }
+
+  pause(): void {
+    this.flowing = false;
+  }
+
+  resume(): void {
+    if (this.destroyed || this.flowing) return;
+    this.flowing = true;
+    if (this.held.length > 0 || this.readEnded) this.scheduleFlow();
+  }
+
+  private readonly onEvent = (kind: number, value: number): void => {
+    if (this.destroyed) return;
+    if (kind === DATA_EVENT) {
+      const chunk = Buffer.allocUnsafe(value);
+      this.readBuffer.copy(chunk, 0, 0, value);
+      this.deliver(chunk);
+    } else if (kind === END_EVENT) {
+      this.readEnded = true;
+      // As Node's sockets: 'end' at once when nothing read waits for the reader, even while paused
+      // (a session held up by a hook still sees its client go).
+      if (this.held.length === 0) this.emitEnd();
+    } else if (kind === DRAIN_EVENT) {
+      this.emit('drain');
+      this.closeWhenDone();
+    } else if (kind === ERROR_EVENT) {
+      this.fail(value);
+    }
+  };
+
+  private deliver(chunk: Buffer): void {
+    if (this.flowing && this.held.length === 0) {
+      this.emit('data', chunk);
+      return;
+    }
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes >= HIGH_WATER_BYTES) this.addon.setReading(this.handle, false);
+  }
+
+  private scheduleFlow(): void {
+    if (this.flowScheduled) return;
+    this.flowScheduled = true;
+    process.nextTick(this.flow);
+  }
+
+  /** Delivers what was held while paused, in order, then 'end' if the FIN came after it. */
+  private readonly flow = (): void => {
+    this.flowScheduled = false;
+    while (this.flowing && !this.destroyed && this.held.length > 0) {
+      const chunk = this.held.shift() as Buffer;
+      this.heldBytes -= chunk.length;
+      this.emit('data', chunk);
+    }
+    if (!this.flowing || this.destroyed) return;
+    if (this.readEnded) this.emitEnd();
+    else this.addon.setReading(this.handle, true);
+  };
+
+  private emitEnd(): void {
+    if (this.endEmitted) return;
+    this.endEmitted = true;
+    this.emit('end');
+    // As a net.Socket without allowHalfOpen: the peer's FIN ends this side too.
+    if (this.writeEnded) this.closeWhenDone();
+    else if (!this.destroyed) this.end();
+  }
+
+  /** Both ways done (the FIN read and delivered, ours sent): closed, as Node's autoDestroy does. */
+  private closeWhenDone(): void {
+    if (this.writeEnded && this.endEmitted && !this.destroyed && this.addon.pendingBytes(this.handle) === 0) this.destroy();
+  }
+
+  private fail(errno: number): void {
+    if (this.destroyed) return;
+    const error = socketError(errno);
+    // Reported only to a listener: a socket nobody watches any more must not bring the process down.
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+    this.destroy();
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * What a session's relay needs of a connection: a net.Socket or TLS socket as Node gives it, or a
+ * NativeSocket (nativeSockets/) once a plaintext session's sockets are handed to the native addon.
+ * The events are a socket's: 'data' (a chunk, while flowing), 'end' (the peer closed its side),
+ * 'drain' (a write that returned false has been sent), 'error', then 'close'.
+ */
+export interface RelaySocket {
+  readonly destroyed: boolean;
+  readonly writable: boolean;
+  on(event: 'data', listener: (chunk: Buffer) => void): this;
+  on(event: 'end' | 'close' | 'drain', listener: () => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+  once(event: 'data', listener: (chunk: Buffer) => void): this;
+  once(event: 'end' | 'close' | 'drain', listener: () => void): this;
+  once(event: 'error', listener: (error: Error) => void): this;
+  off(event: 'data', listener: (chunk: Buffer) => void): this;
+  off(event: 'end' | 'close' | 'drain', listener: () => void): this;
+  off(event: 'error', listener: (error: Error) => void): this;
+  /** False: the bytes are kept, but wait for 'drain' before writing more. */
+  write(bytes: Buffer): boolean;
+  /** Closes this side once everything written has gone out (after `bytes`, when given). */
+  end(): void;
+  end(bytes: Buffer): void;
+  destroy(): void;
+  /** Stops 'data' (reading goes on up to a limit, so that a peer's going away is still seen). */
+  pause(): void;
+  resume(): void;
+  cork(): void;
+  uncork(): void;
+}

@@ -1,0 +1,260 @@
+/**
+ * Sockets handed to the native addon (src/proxy/nativeSockets) behave towards the relay as Node's
+ * sockets do: bytes whole and in order both ways whatever the chunking and backpressure, what Node
+ * read before the hand-over first, pause holding data (and reading stopping past the high-water
+ * mark), the peer's FIN, our FIN, resets, and no descriptor left open. The hand-over relies on a
+ * private part of Node's net.Socket (`_handle.fd`): the first test fails when a Node upgrade
+ * changes it.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
+import { afterEach, describe, expect, it } from 'vitest';
+import { handOverSocket } from '../../src/proxy/nativeSockets/socketHandOver.js';
+import { socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
+import type { RelaySocket } from '../../src/proxy/session/relaySocket.js';
+import { readWithReusedBuffer } from '../../src/proxy/reusedReadBuffer.js';
+import { generateSelfSignedCertificate } from '../../src/proxy/tls/selfSignedCertificate.js';
+
+const addon = socketAddon.addon;
+const built = addon !== undefined;
+const servers: net.Server[] = [];
+const folders: string[] = [];
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) await new Promise<void>((resolve) => server.close(() => resolve()));
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+interface Pair {
+  /** Our end, handed over (or not) as `handOverSocket` decided. */
+  ours: RelaySocket;
+  native: boolean;
+  /** What Node had read before the hand-over. */
+  bytes: Buffer;
+  /** The peer: an ordinary Node socket. */
+  peer: net.Socket;
+}
+
+/**
+ * A connected pair whose accepted end is handed over; `beforeHandOver` runs with both ends
+ * connected and Node's end paused (as the relay's sockets are after the login).
+ */
+async function pair(options: { unix?: boolean; beforeHandOver?: (accepted: net.Socket, peer: net.Socket) => Promise<void> } = {}): Promise<Pair> {
+  let acceptedResolve: (socket: net.Socket) => void = () => undefined;
+  const accepted = new Promise<net.Socket>((resolve) => { acceptedResolve = resolve; });
+  const server = net.createServer({ pauseOnConnect: true }, (socket) => acceptedResolve(readWithReusedBuffer(socket).socket));
+  servers.push(server);
+  let address: string | number;
+  if (options.unix) {
+    const folder = mkdtempSync(join(tmpdir(), 'pgveil-native-'));
+    folders.push(folder);
+    address = join(folder, 'socket');
+    await new Promise<void>((resolve) => server.listen(address as string, resolve));
+  } else {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    address = (server.address() as net.AddressInfo).port;
+  }
+  const peer = await new Promise<net.Socket>((resolve, reject) => {
+    const socket = typeof address === 'string' ? net.connect(address) : net.connect({ host: '127.0.0.1', port: address, noDelay: true });
+    socket.once('connect', () => resolve(socket));
+    socket.once('error', reject);
+  });
+  const socket = await accepted;
+  socket.pause();
+  await options.beforeHandOver?.(socket, peer);
+  const handed = handOverSocket(socket, Buffer.alloc(0));
+  return { ours: handed.socket, native: handed.native, bytes: handed.bytes, peer };
+}
+
+function collect(socket: RelaySocket | net.Socket, until: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      length += chunk.length;
+      if (length >= until) {
+        socket.off('data', onData);
+        resolve(Buffer.concat(chunks));
+      }
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+    socket.resume();
+  });
+}
+
+/** Writes `bytes` in pieces of random sizes, waiting for 'drain' whenever a write says to. */
+async function writeInPieces(socket: RelaySocket | net.Socket, bytes: Buffer, largest: number): Promise<number> {
+  let waits = 0;
+  for (let at = 0; at < bytes.length;) {
+    const size = 1 + Math.floor(Math.random() * largest);
+    const ok = socket.write(bytes.subarray(at, at + size));
+    at += size;
+    if (!ok) {
+      waits++;
+      await new Promise<void>((resolve) => socket.once('drain', () => resolve()));
+    }
+  }
+  return waits;
+}
+
+const digest = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+const openDescriptors = (): number => readdirSync('/proc/self/fd').length;
+
+describe.skipIf(!built)('a socket handed to the native addon', () => {
+  it('is handed over on this Node version, TCP and Unix-domain alike', async () => {
+    expect((await pair()).native).toBe(true);
+    expect((await pair({ unix: true })).native).toBe(true);
+  });
+
+  it('relays bytes whole and in order both ways, through backpressure', async () => {
+    const { ours, peer } = await pair();
+    const toPeer = randomBytes(8 << 20);
+    const fromPeer = randomBytes(8 << 20);
+    // The peer reads slowly at first, so our writes fill the kernel's buffers and wait in the addon.
+    peer.pause();
+    const received = collect(ours, fromPeer.length);
+    const sending = writeInPieces(ours, toPeer, 256 * 1024);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const peerReceived = collect(peer, toPeer.length);
+    const [waits] = await Promise.all([sending, writeInPieces(peer, fromPeer, 70_000)]);
+    expect(waits).toBeGreaterThan(0);
+    expect(digest(await peerReceived)).toBe(digest(toPeer));
+    expect(digest(await received)).toBe(digest(fromPeer));
+  });
+
+  it('hands over first what Node had read before, then what comes after', async () => {
+    let peerSocket: net.Socket | undefined;
+    const { ours, bytes, native } = await pair({
+      beforeHandOver: async (accepted, peer) => {
+        peerSocket = peer;
+        peer.write('read by Node;');
+        while (accepted.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      },
+    });
+    expect(native).toBe(true);
+    expect(bytes.toString()).toBe('read by Node;');
+    (peerSocket as net.Socket).write('read by the addon');
+    expect((await collect(ours, 17)).toString()).toBe('read by the addon');
+  });
+
+  it('keeps what arrives while paused, in order, and stops reading past the high-water mark', async () => {
+    const { ours, peer } = await pair();
+    const bytes = randomBytes(4 << 20);
+    peer.write(bytes);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Not read on: the rest waits in the peer's socket (and the kernel's buffers), not in ours.
+    expect(peer.writableLength).toBeGreaterThan(1 << 20);
+    expect(digest(await collect(ours, bytes.length))).toBe(digest(bytes));
+  });
+
+  it("delivers the peer's FIN as 'end' after the data before it, then closes", async () => {
+    const { ours, peer } = await pair();
+    peer.end('last words');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the FIN is read while paused
+    const events: string[] = [];
+    ours.on('data', (chunk) => events.push(`data ${chunk.toString()}`));
+    ours.on('end', () => events.push('end'));
+    const closed = new Promise<void>((resolve) => ours.once('close', () => resolve()));
+    const peerEnded = new Promise<void>((resolve) => peer.once('end', () => resolve()));
+    peer.resume();
+    ours.resume();
+    await closed;
+    await peerEnded; // our side was closed too (no half-open session)
+    expect(events).toEqual(['data last words', 'end']);
+    expect(ours.destroyed).toBe(true);
+  });
+
+  it("delivers the peer's FIN as 'end' while paused when nothing read waits (a session held by a hook sees its client go)", async () => {
+    const { ours, peer } = await pair();
+    const received = collect(ours, 3);
+    peer.write('abc');
+    await received;
+    ours.pause();
+    const ended = new Promise<void>((resolve) => ours.once('end', () => resolve()));
+    peer.end();
+    await ended;
+  });
+
+  it('end(bytes) sends them, then a FIN; closes once the peer closes too', async () => {
+    const { ours, peer } = await pair();
+    ours.resume();
+    const received = collect(peer, 5);
+    const peerEnded = new Promise<void>((resolve) => peer.once('end', () => resolve()));
+    ours.end(Buffer.from('FATAL'));
+    expect(ours.writable).toBe(false);
+    expect((await received).toString()).toBe('FATAL');
+    await peerEnded;
+    const closed = new Promise<void>((resolve) => ours.once('close', () => resolve()));
+    peer.end();
+    await closed;
+  });
+
+  it("reports a reset as 'error' (ECONNRESET) then 'close', and a write after it fails quietly", async () => {
+    const { ours, peer } = await pair();
+    const errors: NodeJS.ErrnoException[] = [];
+    ours.on('error', (error) => errors.push(error));
+    const closed = new Promise<void>((resolve) => ours.once('close', () => resolve()));
+    ours.resume();
+    peer.resetAndDestroy();
+    await closed;
+    expect(errors.map((error) => error.code)).toEqual(['ECONNRESET']);
+    expect(ours.write(Buffer.from('after'))).toBe(false);
+  });
+
+  it('a failure nobody listens for does not bring the process down', async () => {
+    const { ours, peer } = await pair();
+    const closed = new Promise<void>((resolve) => ours.once('close', () => resolve()));
+    ours.resume();
+    peer.resetAndDestroy();
+    await closed;
+  });
+
+  it.skipIf(!existsSync('/proc/self/fd'))('leaves no descriptor open', async () => {
+    await pair(); // the server and first sockets' descriptors settle
+    const before = openDescriptors();
+    for (let i = 0; i < 20; i++) {
+      const { ours, peer } = await pair();
+      const gone = Promise.all([
+        new Promise<void>((resolve) => ours.once('close', () => resolve())),
+        new Promise<void>((resolve) => peer.once('close', () => resolve())),
+      ]);
+      ours.resume();
+      peer.end();
+      await gone;
+    }
+    for (const server of servers.splice(0)) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(openDescriptors()).toBeLessThanOrEqual(before);
+  });
+
+  it('leaves a socket with writes still queued in Node, a TLS socket, or no addon, to Node', async () => {
+    const { ours: busy, native: busyNative } = await pair({
+      beforeHandOver: async (accepted) => {
+        accepted.write(randomBytes(64 << 20)); // more than the kernel takes at once: some waits in Node
+        expect(accepted.writableLength).toBeGreaterThan(0);
+      },
+    });
+    expect(busyNative).toBe(false);
+    busy.destroy();
+
+    const { peer } = await pair();
+    expect(handOverSocket(peer, Buffer.alloc(0), null).native).toBe(false);
+
+    const { cert, key } = generateSelfSignedCertificate();
+    const secureServer = tls.createServer({ cert, key }, () => undefined);
+    servers.push(secureServer);
+    await new Promise<void>((resolve) => secureServer.listen(0, '127.0.0.1', resolve));
+    const secure = await new Promise<tls.TLSSocket>((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: (secureServer.address() as net.AddressInfo).port, rejectUnauthorized: false }, () => resolve(socket));
+      socket.once('error', reject);
+    });
+    expect(handOverSocket(secure, Buffer.alloc(0)).native).toBe(false);
+    secure.destroy();
+  });
+});
