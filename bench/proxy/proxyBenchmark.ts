@@ -1,6 +1,7 @@
 /**
  * `npm run bench:proxy`: pgbench -S (-M prepared and -M simple, -c 8 -j 2) against PostgreSQL
- * directly, through PgBouncer (session mode), through pgveil, through a bare Node byte pipe (the
+ * directly, through PgBouncer (session mode), through pgveil (its sessions' sockets on the native
+ * socket addon, as by default, and on Node's streams: pgveil-streams), through a bare Node byte pipe (the
  * floor for a relay on Node's net) and through a byte pipe in C inside Node's event loop (the floor
  * for a native byte path, when `npm run bench:native-pipe` built it), interleaved round by round so
  * that machine noise hits all alike;
@@ -35,7 +36,7 @@ const ROWS = Number(process.env.PGVEIL_BENCH_ROWS ?? 2_000_000);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const run = promisify(execFile);
 
-type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil+policy' | 'baseline+policy' | 'node-pipe' | 'native-pipe' | 'native-io';
+type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil-streams' | 'pgveil+policy' | 'baseline+policy' | 'node-pipe' | 'native-pipe' | 'native-io';
 
 /** Built by `npm run bench:native-pipe` (bench:proxy runs it first); without it the native-pipe row is left out. */
 const NATIVE_PIPE_ADDON = new URL('./nativePipe/build/Release/native_pipe.node', import.meta.url);
@@ -96,6 +97,10 @@ async function main(): Promise<void> {
       PGVEIL_BENCH_PROXY: JSON.stringify({ upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT }),
     });
     cleanup.unshift(() => proxy.stop());
+    const streamsProxy = await startProcess('./proxyProcess.ts', {
+      PGVEIL_BENCH_PROXY: JSON.stringify({ upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT, nativeSocketIo: false }),
+    });
+    cleanup.unshift(() => streamsProxy.stop());
     await run('psql', ['-q', '-c', 'CREATE TABLE customers (id bigserial PRIMARY KEY, ssn text, email text)'], { env: { PATH: process.env.PATH ?? '', PGSSLMODE: 'disable', ...directEnv } });
     const policyDir = await mkdtemp(path.join(tmpdir(), 'pgveil-bench-'));
     cleanup.push(() => rm(policyDir, { recursive: true, force: true }));
@@ -125,6 +130,7 @@ async function main(): Promise<void> {
       { name: 'direct', env: directEnv },
       { name: 'pgbouncer', pid: bouncer.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(bouncer.port), PGUSER: 'bench', PGPASSWORD: 'bench-password', PGDATABASE: pgveilDatabase } },
       { name: 'pgveil', pid: proxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(proxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } },
+      { name: 'pgveil-streams', pid: streamsProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(streamsProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } },
       { name: 'pgveil+policy', pid: policyProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(policyProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } },
       { name: 'node-pipe', pid: pipe.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(pipe.port) } },
     ];
@@ -179,6 +185,10 @@ async function main(): Promise<void> {
         return Number.isFinite(tps) ? [`${name} ${format(tps)} = ${(tps / bouncer).toFixed(2)} x pgbouncer`] : [];
       });
       if (natives.length > 0) process.stdout.write(`${mode.padEnd(9)} socket I/O in C, tps: ${natives.join('   ')}\n`);
+      const [native, streams] = (['pgveil', 'pgveil-streams'] as const).map((name) => median(results.get(`${name}/${mode}`) ?? []));
+      if (Number.isFinite(streams)) {
+        process.stdout.write(`${mode.padEnd(9)} pgveil on Node's streams (nativeSocketIo: false) ${format(streams as number)} = ${((streams as number) / bouncer).toFixed(2)} x pgbouncer; pgveil / pgveil-streams ${((native as number) / (streams as number)).toFixed(2)} x\n`);
+      }
     }
     process.stdout.write('with a policy file loaded (pgbench touches no protected table) vs none, same proxy harness:\n');
     for (const mode of modes) {
@@ -203,12 +213,13 @@ async function main(): Promise<void> {
     }
     process.stdout.write('CPU of the middle process per transaction (median, user + system; steadier than tps on a busy machine):\n');
     for (const mode of modes) {
-      const [b, v, w, p] = (['pgbouncer', 'pgveil', 'pgveil+policy', 'node-pipe'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
+      const [b, v, w, p, s] = (['pgbouncer', 'pgveil', 'pgveil+policy', 'node-pipe', 'pgveil-streams'] as const).map((name) => median(cpuPerTransaction.get(`${name}/${mode}`) ?? []) as number);
       const nativeNote = (['native-pipe', 'native-io'] as const).map((name) => {
         const micros = median(cpuPerTransaction.get(`${name}/${mode}`) ?? []);
         return Number.isFinite(micros) ? `   ${name} ${micros.toFixed(1)} µs (${(micros / (b as number)).toFixed(2)} x)` : '';
       }).join('');
-      process.stdout.write(`${mode.padEnd(9)} pgbouncer ${(b as number).toFixed(1)} µs   pgveil ${(v as number).toFixed(1)} µs (${((v as number) / (b as number)).toFixed(2)} x pgbouncer)   pgveil+policy ${(w as number).toFixed(1)} µs   node-pipe ${(p as number).toFixed(1)} µs (${((p as number) / (b as number)).toFixed(2)} x)${nativeNote}\n`);
+      const streamsNote = Number.isFinite(s) ? `   pgveil-streams ${(s as number).toFixed(1)} µs (${((s as number) / (b as number)).toFixed(2)} x)` : '';
+      process.stdout.write(`${mode.padEnd(9)} pgbouncer ${(b as number).toFixed(1)} µs   pgveil ${(v as number).toFixed(1)} µs (${((v as number) / (b as number)).toFixed(2)} x pgbouncer)${streamsNote}   pgveil+policy ${(w as number).toFixed(1)} µs   node-pipe ${(p as number).toFixed(1)} µs (${((p as number) / (b as number)).toFixed(2)} x)${nativeNote}\n`);
     }
 
     const streamed = await streamLargeResult({ port: proxy.port, user: ACCOUNT.email, password: ACCOUNT.password, database: pgveilDatabase }, ROWS, () => rssMiB(proxy.pid, 'VmRSS'));

@@ -23,6 +23,8 @@ interface BenchProxyConfig {
   account: { email: string; password: string };
   policiesFile?: string;
   masterKeyHex?: string;
+  /** false: sessions on Node's streams (proxy.nativeSocketIo); default as pgveil's. */
+  nativeSocketIo?: boolean;
 }
 
 const config = JSON.parse(process.env.PGVEIL_BENCH_PROXY ?? '{}') as BenchProxyConfig;
@@ -51,6 +53,7 @@ const proxy = await startProxy({
   },
   logger,
   ...(hooks ? { hooks: hooks.factory } : {}),
+  ...(config.nativeSocketIo === undefined ? {} : { nativeSocketIo: config.nativeSocketIo }),
 });
 process.stdout.write(`port=${proxy.port}\n`);
 process.on('SIGTERM', () => {
