@@ -43,6 +43,8 @@ struct io_env {
   char read_buffer[READ_BUFFER_BYTES];
   uv_loop_t *loop;
   struct native_socket *open;
+  int closing;                                 /* handles whose close callback has not run yet */
+  napi_async_cleanup_hook_handle cleanup_hook; /* set while the environment waits for them */
 };
 
 struct native_socket {
@@ -93,8 +95,17 @@ static void unlink_socket(struct native_socket *s) {
   s->previous = s->next = NULL;
 }
 
+/* The environment going away waits for this: the addon may be unloaded right after. */
+static void finish_cleanup_if_done(struct io_env *io) {
+  if (io->cleanup_hook == NULL || io->open != NULL || io->closing > 0) return;
+  napi_async_cleanup_hook_handle hook = io->cleanup_hook;
+  io->cleanup_hook = NULL;
+  napi_remove_async_cleanup_hook(hook);
+}
+
 static void on_handle_closed(uv_handle_t *handle) {
   struct native_socket *s = (struct native_socket *)handle->data;
+  struct io_env *io = s->io;
   s->handle_closed = true;
   if (!s->tearing_down) {
     if (s->on_event) napi_delete_reference(s->env, s->on_event);
@@ -103,12 +114,15 @@ static void on_handle_closed(uv_handle_t *handle) {
   s->on_event = NULL;
   s->context = NULL;
   if (s->finalized) free_socket(s);
+  io->closing--;
+  finish_cleanup_if_done(io);
 }
 
 /* Stops watching and closes the descriptor (in that order: libuv forgets it before it is reused). */
 static void close_socket(struct native_socket *s) {
   if (s->closing) return;
   s->closing = true;
+  s->io->closing++;
   unlink_socket(s);
   uv_close((uv_handle_t *)&s->poll, on_handle_closed);
   close(s->fd);
@@ -204,13 +218,29 @@ static void on_poll(uv_poll_t *handle, int status, int events) {
   struct native_socket *s = (struct native_socket *)handle->data;
   if (s->closing) return;
   if (status < 0) {
-    /* libuv reports an error condition on the socket (a reset) as EBADF: the socket says which. */
+    /*
+     * An error condition on the socket (a reset), which libuv reports as EBADF without the bytes
+     * that came before it: those are read and delivered first (a server's last words before its
+     * exit reset the connection), then the error the socket names.
+     */
     int error = 0;
-    socklen_t length = sizeof error;
-    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error != 0) status = -error;
+    while (s->reading && !s->read_ended && !s->closing) {
+      ssize_t got = recv(s->fd, s->io->read_buffer, READ_BUFFER_BYTES, MSG_DONTWAIT);
+      if (got > 0) {
+        emit(s, EVENT_DATA, (int32_t)got);
+        continue;
+      }
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK) error = -errno;
+      break;
+    }
+    if (s->closing) return;
+    int pending = 0;
+    socklen_t length = sizeof pending;
+    if (error == 0 && getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &pending, &length) == 0 && pending != 0) error = -pending;
     s->failed = s->read_ended = true;
     update_events(s);
-    emit(s, EVENT_ERROR, status);
+    emit(s, EVENT_ERROR, error != 0 ? error : status);
     return;
   }
   if ((events & UV_WRITABLE) && s->pending_from < s->pending_to && !s->failed) {
@@ -405,14 +435,19 @@ static napi_value read_buffer(napi_env env, napi_callback_info info) {
   return buffer;
 }
 
-/* The environment is going away (a worker ends): close what is still open. */
-static void on_env_cleanup(void *data) {
+/*
+ * The environment is going away (a worker thread ends): close what is still open, and let it go
+ * once libuv has run every close callback (they call into this addon).
+ */
+static void on_env_cleanup(napi_async_cleanup_hook_handle hook, void *data) {
   struct io_env *io = (struct io_env *)data;
+  io->cleanup_hook = hook;
   while (io->open) {
     struct native_socket *s = io->open;
     s->tearing_down = true;
     close_socket(s);
   }
+  finish_cleanup_if_done(io);
 }
 
 static void on_env_finalize(napi_env env, void *data, void *hint) {
@@ -428,7 +463,7 @@ static napi_value init(napi_env env, napi_value exports) {
     free(io);
     return throw_error(env, "cannot initialise the socket addon");
   }
-  napi_add_env_cleanup_hook(env, on_env_cleanup, io);
+  if (napi_add_async_cleanup_hook(env, on_env_cleanup, io, NULL) != napi_ok) return throw_error(env, "cannot initialise the socket addon");
   const struct { const char *name; napi_callback fn; } functions[] = {
     { "adopt", adopt }, { "setReading", set_reading }, { "write", write_bytes }, { "shutdown", shutdown_socket },
     { "pendingBytes", pending_bytes }, { "close", close_native }, { "readBuffer", read_buffer },

@@ -4,12 +4,15 @@
  * results are the same as on Node's streams, and shutdown still ends them with a FATAL and waits
  * for them. A TLS client socket stays on Node's streams.
  */
+import net from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProxy } from '../../src/proxy/index.js';
 import { socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-import { connected, startTestProxy, viaProxy } from './support/proxyHarness.js';
+import { CLIENT_DATABASE, connected, connectError, startTestProxy, viaProxy } from './support/proxyHarness.js';
+import { openRawSession, rawFrame } from './support/rawProtocol.js';
+import { ANALYST } from './support/testAccounts.js';
 
 let database: TestPostgres;
 let native: RunningProxy;
@@ -90,5 +93,59 @@ describe.skipIf(socketAddon.addon === undefined)('sessions on the native socket 
     }
     await admin.end();
     expect(sleeping).toBe(0);
+  });
+  it("relays PostgreSQL's last words when its exit resets the connection", async () => {
+    for (let i = 0; i < 5; i++) {
+      const raw = await openRawSession(viaProxy(native, { ssl: false }));
+      // The backend dies with the second Query unread: its kernel answers with a reset right after the FATAL.
+      raw.send([
+        rawFrame('Q', Buffer.from('SELECT pg_sleep(0.1); SELECT pg_terminate_backend(pg_backend_pid())\0')),
+        rawFrame('Q', Buffer.from(`SELECT 1 /* ${'x'.repeat(60_000)} */\0`)),
+      ]);
+      const messages = await raw.readUntilClosed(5_000);
+      const error = messages.find((message) => message.type === 'E');
+      expect(error?.body.toString('latin1')).toContain('C57P01\0');
+      raw.close();
+    }
+  });
+
+  it("closes the socket of a client that ignores the proxy's FIN once its backend is gone, and only then frees its slot", async () => {
+    const proxy = await startTestProxy(database, { maxClientConnections: 1 });
+    try {
+      // A hand-written client that keeps its side open when the proxy closes its own (allowHalfOpen).
+      const socket = net.connect({ host: '127.0.0.1', port: proxy.port, allowHalfOpen: true });
+      socket.on('error', () => undefined);
+      let received = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => { received = Buffer.concat([received, chunk]); });
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const cstring = (text: string): Buffer => Buffer.from(`${text}\0`);
+      const body = Buffer.concat([Buffer.from([0, 3, 0, 0]), cstring('user'), cstring(ANALYST.email), cstring('database'), cstring(CLIENT_DATABASE), Buffer.from([0])]);
+      const length = Buffer.alloc(4);
+      length.writeInt32BE(body.length + 4);
+      socket.write(Buffer.concat([length, body]));
+      const until = async (done: () => boolean): Promise<void> => {
+        for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      };
+      await until(() => received.includes(Buffer.from('R')));
+      socket.write(Buffer.concat([rawFrame('p', cstring(ANALYST.password)), rawFrame('Q', cstring('SELECT pg_terminate_backend(pg_backend_pid())'))]));
+      await until(() => received.includes(Buffer.from('C57P01')));
+      expect(received.includes(Buffer.from('C57P01'))).toBe(true);
+      // Its socket still open on the proxy's side: its slot is held.
+      expect((await connectError(viaProxy(proxy, { ssl: false }))).code).toBe('53300');
+      // The proxy closes it after 2 s: the slot comes back.
+      const started = Date.now();
+      let next: pg.Client | undefined;
+      while (next === undefined && Date.now() - started < 6_000) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        next = await connected(viaProxy(proxy, { ssl: false })).catch(() => undefined);
+      }
+      expect(next).toBeDefined();
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect((await (next as pg.Client).query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await (next as pg.Client).end();
+      socket.destroy();
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -6,15 +6,17 @@
  * private part of Node's net.Socket (`_handle.fd`): the first test fails when a Node upgrade
  * changes it.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handOverSocket } from '../../src/proxy/nativeSockets/socketHandOver.js';
-import { socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
+import { SOCKET_ADDON_PATH, socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
+import { FORWARD, MessagePump, type PumpHandler } from '../../src/proxy/session/messagePump.js';
 import type { RelaySocket } from '../../src/proxy/session/relaySocket.js';
 import { readWithReusedBuffer } from '../../src/proxy/reusedReadBuffer.js';
 import { generateSelfSignedCertificate } from '../../src/proxy/tls/selfSignedCertificate.js';
@@ -193,6 +195,105 @@ describe.skipIf(!built)('a socket handed to the native addon', () => {
     const closed = new Promise<void>((resolve) => ours.once('close', () => resolve()));
     peer.end();
     await closed;
+  });
+
+  it('delivers the bytes that came before a reset, then the error', async () => {
+    const { ours, peer } = await pair();
+    const events: string[] = [];
+    ours.on('data', (chunk) => events.push(`data ${chunk.length}`));
+    ours.on('error', (error) => events.push(`error ${(error as NodeJS.ErrnoException).code ?? ''}`));
+    const closed = new Promise<void>((resolve) => ours.once('close', () => resolve()));
+    ours.pause();
+    peer.write(Buffer.alloc(1000, 1));
+    peer.resetAndDestroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    ours.resume();
+    await closed;
+    expect(events).toEqual(['data 1000', 'error ECONNRESET']);
+  });
+
+  it("says to wait once corked writes pass the high-water mark, and 'drain' follows", async () => {
+    const { ours, peer } = await pair();
+    const piece = randomBytes(12 * 1024);
+    ours.cork();
+    expect(ours.write(piece)).toBe(true);
+    expect(ours.write(piece)).toBe(false);
+    const drained = new Promise<void>((resolve) => ours.once('drain', () => resolve()));
+    ours.uncork();
+    await drained; // sent at once here (the peer's buffers are empty): on the next tick
+    peer.pause();
+    let told = false;
+    for (let i = 0; i < 400 && !told; i++) {
+      ours.cork();
+      told = !ours.write(piece) || !ours.write(piece);
+      ours.uncork();
+    }
+    expect(told).toBe(true);
+    const drainedAgain = new Promise<void>((resolve) => ours.once('drain', () => resolve()));
+    peer.resume();
+    await drainedAgain;
+    ours.destroy();
+  });
+
+  it('keeps a pump whose hook replaces every message within bounds towards a reader that does not read', async () => {
+    const { ours: target, peer: slowReader } = await pair();
+    slowReader.pause();
+    const { ours: source, peer: producer } = await pair();
+    const limits = new Uint32Array(256).fill(1 << 30);
+    const intercepted = new Uint8Array(256);
+    intercepted[0x44] = 1;
+    const handler: PumpHandler = { observe: () => FORWARD, intercept: (message) => Buffer.from(message), takeAfter: () => [], onFailure: () => undefined };
+    const pump = new MessagePump(source, target, limits, intercepted, handler);
+    pump.start();
+    source.resume();
+    const frame = Buffer.alloc(4096 + 5, 0x61);
+    frame[0] = 0x44;
+    frame.writeInt32BE(4096 + 4, 1);
+    const chunk = Buffer.concat(Array.from({ length: 16 }, () => frame));
+    const deadline = Date.now() + 2_000;
+    while (Date.now() < deadline) {
+      if (!producer.write(chunk)) {
+        await Promise.race([new Promise((resolve) => producer.once('drain', resolve)), new Promise((resolve) => setTimeout(resolve, deadline - Date.now()))]);
+      }
+    }
+    const waiting = (target as unknown as { writableLength: number }).writableLength;
+    pump.stop();
+    for (const socket of [target, source, producer, slowReader]) socket.destroy();
+    expect(waiting).toBeLessThan(4 << 20);
+  });
+
+  it('lets a worker thread end with a socket still open (the addon loaded there only)', () => {
+    const script = `
+      const { Worker, isMainThread, parentPort } = require('node:worker_threads');
+      const net = require('node:net');
+      if (isMainThread) {
+        (async () => {
+          for (let i = 0; i < 5; i++) {
+            const worker = new Worker(__filename);
+            await new Promise((resolve) => { worker.on('message', () => worker.terminate()); worker.on('exit', resolve); });
+          }
+          console.log('done');
+        })();
+      } else {
+        const addon = require(process.env.ADDON);
+        const server = net.createServer({ pauseOnConnect: true });
+        server.listen(0, '127.0.0.1', () => {
+          server.once('connection', (accepted) => {
+            const handle = addon.adopt(accepted._handle.fd, () => undefined);
+            accepted.destroy();
+            addon.setReading(handle, true);
+            server.close();
+            parentPort.postMessage('open');
+          });
+          net.connect(server.address().port, '127.0.0.1');
+        });
+      }`;
+    const folder = mkdtempSync(join(tmpdir(), 'pgveil-native-'));
+    folders.push(folder);
+    const file = join(folder, 'worker.cjs');
+    writeFileSync(file, script);
+    const result = spawnSync(process.execPath, [file], { env: { ...process.env, ADDON: SOCKET_ADDON_PATH }, encoding: 'utf8', timeout: 60_000 });
+    expect({ signal: result.signal, status: result.status, stdout: result.stdout.trim() }).toEqual({ signal: null, status: 0, stdout: 'done' });
   });
 
   it("reports a reset as 'error' (ECONNRESET) then 'close', and a write after it fails quietly", async () => {

@@ -13,6 +13,8 @@ import { DATA_EVENT, DRAIN_EVENT, END_EVENT, ERROR_EVENT, type NativeHandle, typ
 
 /** Bytes kept while paused before reading stops (a net.Socket's default high-water mark). */
 const HIGH_WATER_BYTES = 64 * 1024;
+/** Corked bytes past which write() says to wait for 'drain' (a Writable's default high-water mark). */
+const WRITE_HIGH_WATER_BYTES = 16 * 1024;
 
 /** An error as Node's sockets give one: code and syscall-free message. */
 function socketError(errno: number): NodeJS.ErrnoException {
@@ -42,6 +44,11 @@ export class NativeSocket extends EventEmitter implements RelaySocket {
   private writeEnded = false;
   private corks = 0;
   private corked: Buffer[] = [];
+  private corkedBytes = 0;
+  /** A write returned false: 'drain' is due once everything has gone out. */
+  private needDrain = false;
+  /** A failure (-errno) reported once what was read before it has been delivered. */
+  private failure: number | undefined;
 
   constructor(private readonly addon: SocketAddon, fd: number) {
     super();
@@ -62,16 +69,16 @@ export class NativeSocket extends EventEmitter implements RelaySocket {
   write(bytes: Buffer): boolean {
     if (this.destroyed || this.writeEnded) return false;
     if (this.corks > 0) {
+      // As a corked Writable: kept, and past the high-water mark the writer is told to wait.
       this.corked.push(bytes);
-      return true;
-    }
-    const result = this.addon.write(this.handle, bytes);
-    if (result < 0) {
-      // As on Node's sockets, a failed write is reported after the call returns.
-      process.nextTick(() => this.fail(result));
+      this.corkedBytes += bytes.length;
+      if (this.corkedBytes + this.addon.pendingBytes(this.handle) < WRITE_HIGH_WATER_BYTES) return true;
+      this.needDrain = true;
       return false;
     }
-    return result === 1;
+    if (this.send(bytes)) return !this.needDrain;
+    this.needDrain = true;
+    return false;
   }
 
   cork(): void {
@@ -82,8 +89,27 @@ export class NativeSocket extends EventEmitter implements RelaySocket {
     if (this.corks === 0 || --this.corks > 0 || this.corked.length === 0) return;
     const pieces = this.corked;
     this.corked = [];
-    this.write(pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces));
+    this.corkedBytes = 0;
+    // All sent at once: a writer told to wait while corked hears 'drain' now (after this call, as Node's).
+    if (this.send(pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces)) && this.needDrain) process.nextTick(this.drained);
   }
+
+  /** Hands bytes to the addon: true when the kernel took them all (else a DRAIN event follows, or a failure). */
+  private send(bytes: Buffer): boolean {
+    const result = this.addon.write(this.handle, bytes);
+    if (result < 0) {
+      // As on Node's sockets, a failed write is reported after the call returns.
+      process.nextTick(() => this.fail(result));
+      return false;
+    }
+    return result === 1;
+  }
+
+  private readonly drained = (): void => {
+    if (this.destroyed || !this.needDrain || this.corks > 0 || this.addon.pendingBytes(this.handle) > 0) return;
+    this.needDrain = false;
+    this.emit('drain');
+  };
 
   end(bytes?: Buffer): void {
     if (this.destroyed || this.writeEnded) return;
@@ -128,7 +154,7 @@ export class NativeSocket extends EventEmitter implements RelaySocket {
       // (a session held up by a hook still sees its client go).
       if (this.held.length === 0) this.emitEnd();
     } else if (kind === DRAIN_EVENT) {
-      this.emit('drain');
+      this.drained();
       this.closeWhenDone();
     } else if (kind === ERROR_EVENT) {
       this.fail(value);
@@ -160,7 +186,8 @@ export class NativeSocket extends EventEmitter implements RelaySocket {
       this.emit('data', chunk);
     }
     if (!this.flowing || this.destroyed) return;
-    if (this.readEnded) this.emitEnd();
+    if (this.failure !== undefined) this.fail(this.failure);
+    else if (this.readEnded) this.emitEnd();
     else this.addon.setReading(this.handle, true);
   };
 
@@ -180,6 +207,11 @@ export class NativeSocket extends EventEmitter implements RelaySocket {
 
   private fail(errno: number): void {
     if (this.destroyed) return;
+    if (this.held.length > 0) {
+      // What the peer sent before the failure (a server's last words before a reset) comes first.
+      this.failure ??= errno;
+      return;
+    }
     const error = socketError(errno);
     // Reported only to a listener: a socket nobody watches any more must not bring the process down.
     if (this.listenerCount('error') > 0) this.emit('error', error);

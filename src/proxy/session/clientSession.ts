@@ -111,6 +111,7 @@ export class ClientSession {
   private connectionGone(): void {
     if (this.gone) return;
     this.gone = true;
+    this.end();
     this.onGone();
   }
 
@@ -211,10 +212,9 @@ export class ClientSession {
         logger: this.logger,
         warnings: this.services.warnings,
         cancelUpstream,
-        onClosed: () => {
-          issued.release();
-          this.end();
-        },
+        // The admission slot is given back when the client's connection is gone (connectionGone), not
+        // when the relay stops: a client that ignores the proxy's FIN still holds a socket till then.
+        onClosed: () => issued.release(),
       }, { account, clientDatabase, upstreamDatabase, upstreamUser: login.user, serverParameters: parameterStatuses(connected.startupMessages), startupParameters: passOn });
       relayClient.cork();
       relayClient.write(authenticationOk());

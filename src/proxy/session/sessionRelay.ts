@@ -210,7 +210,10 @@ export class SessionRelay {
 
   private readonly onUpstreamEnd = (): void => {
     if (this.closed) return;
-    this.options.client.end();
+    const { client } = this.options;
+    client.end();
+    // A client that never closes its side must not keep its socket (nor the proxy's shutdown) waiting.
+    setTimeout(() => client.destroy(), 2_000).unref();
     this.finish();
   };
 
