@@ -1,6 +1,6 @@
 /**
  * A connection read and written by the native addon, behaving towards the relay as a net.Socket
- * does (RelaySocket): 'data' while flowing, chunks kept in order while paused (reading stops past
+ * does (the session's RelaySocket): 'data' while flowing, chunks kept in order while paused (reading stops past
  * HIGH_WATER_BYTES), 'end' once the peer's FIN is read and nothing read before it waits (paused
  * or not), then this side closed too (as allowHalfOpen: false does), 'drain' after a write that returned false, 'error'
  * then 'close'. Each read is copied out of the addon's shared buffer into one of Node's pooled
@@ -8,7 +8,6 @@
  */
 import { EventEmitter } from 'node:events';
 import { getSystemErrorName } from 'node:util';
-import type { RelaySocket } from '../session/relaySocket.js';
 import { DATA_EVENT, DRAIN_EVENT, END_EVENT, ERROR_EVENT, type NativeHandle, type SocketAddon } from './socketAddon.js';
 
 /** Bytes kept while paused before reading stops (a net.Socket's default high-water mark). */
@@ -30,7 +29,7 @@ function socketError(errno: number): NodeJS.ErrnoException {
   return error;
 }
 
-export class NativeSocket extends EventEmitter implements RelaySocket {
+export class NativeSocket extends EventEmitter {
   destroyed = false;
   private readonly handle: NativeHandle;
   private readonly readBuffer: Buffer;

@@ -7,12 +7,12 @@
  * socket stays Node's (the stream path), untouched.
  *
  * Leans on one private part of Node's lib/net.js, checked before use: `socket._handle`, the
- * native TCP or pipe handle, with its `fd` and `readStop()` (test/proxy/nativeSockets checks
- * it on every Node version the tests run on).
+ * native TCP or pipe handle, with its `fd` and `readStop()` (test/proxy/nativeSockets.test.ts
+ * checks it on every Node version the tests run on).
  */
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
-import type { RelaySocket } from '../session/relaySocket.js';
 import { NativeSocket } from './nativeSocket.js';
 import { socketAddon, type SocketAddon } from './socketAddon.js';
 
@@ -30,35 +30,28 @@ function idleHandle(socket: net.Socket): StreamHandleInternals | null {
 }
 
 export interface HandedOver {
-  socket: RelaySocket;
-  /** Bytes already read from the socket, to be relayed first. */
-  bytes: Buffer;
-  native: boolean;
+  socket: NativeSocket;
+  /** What Node had read and not delivered, to be relayed before anything the addon reads. */
+  held: Buffer[];
 }
 
-/**
- * The socket to relay `socket` on, and the bytes already read from it (`readSoFar`, then what
- * Node still held): a NativeSocket when the addon is there and the socket can be handed over,
- * else `socket` itself.
- */
-export function handOverSocket(socket: RelaySocket, readSoFar: Buffer, addon: SocketAddon | null = socketAddon.addon ?? null): HandedOver {
-  const unchanged: HandedOver = { socket, bytes: readSoFar, native: false };
-  if (addon === null || !(socket instanceof net.Socket) || socket instanceof tls.TLSSocket) return unchanged;
+/** `socket` handed to the addon, or null when it stays Node's (no addon, TLS, not idle, not a plain socket). */
+export function handOverSocket(socket: Duplex, addon: SocketAddon | null = socketAddon.addon ?? null): HandedOver | null {
+  if (addon === null || !(socket instanceof net.Socket) || socket instanceof tls.TLSSocket) return null;
   if (socket.destroyed || socket.connecting || !socket.writable || socket.writableLength > 0 || socket.readableEnded
-    || socket.listenerCount('data') > 0) return unchanged;
+    || socket.listenerCount('data') > 0) return null;
   const handle = idleHandle(socket);
-  if (handle === null) return unchanged;
+  if (handle === null) return null;
   handle.readStop();
   let native: NativeSocket;
   try {
     native = new NativeSocket(addon, handle.fd);
   } catch {
-    return unchanged; // the stream path restarts reading when the relay resumes the socket
+    return null; // the stream path restarts reading when the relay resumes the socket
   }
-  // Read by Node before the hand-over and not delivered: it comes first. (read() may ask the handle
-  // to read again; nothing is read before Node's socket is closed below, within this call.)
-  const held: Buffer[] = [readSoFar];
+  // read() may ask the handle to read again; nothing is read before Node's socket is closed below, within this call.
+  const held: Buffer[] = [];
   for (let chunk = socket.read() as Buffer | null; chunk !== null; chunk = socket.read() as Buffer | null) held.push(chunk);
   socket.destroy();
-  return { socket: native, bytes: held.length === 1 ? readSoFar : Buffer.concat(held), native: true };
+  return { socket: native, held };
 }

@@ -4,6 +4,7 @@
  * as PostgreSQL words them where PostgreSQL has a case for it.
  */
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { AuthenticatedAccount } from '../../auth/index.js';
@@ -73,6 +74,13 @@ function parameterStatuses(messages: readonly Buffer[]): Map<string, string> {
     if (valueEnd > nameEnd) values.set(message.toString('utf8', 5, nameEnd), message.toString('utf8', nameEnd + 1, valueEnd));
   }
   return values;
+}
+
+/** The socket to relay on (the native addon's when `native` and it can take it) and the bytes already read from it. */
+function relayedSocket(socket: Duplex, readSoFar: Buffer, native: boolean): { socket: RelaySocket; bytes: Buffer; native: boolean } {
+  const handed = native ? handOverSocket(socket) : null;
+  if (handed === null) return { socket, bytes: readSoFar, native: false };
+  return { socket: handed.socket, bytes: handed.held.length === 0 ? readSoFar : Buffer.concat([readSoFar, ...handed.held]), native: true };
 }
 
 function isLoopback(address: string | undefined): boolean {
@@ -190,8 +198,8 @@ export class ClientSession {
       key = issued;
       // Logged in: plaintext sockets are relayed by the native addon from here on, when it is there.
       const native = options.nativeSocketIo !== false;
-      const relayedClient = native ? handOverSocket(client, reader.detach()) : { socket: client, bytes: reader.detach(), native: false };
-      const relayedUpstream = native ? handOverSocket(connected.socket, connected.leftover) : { socket: connected.socket, bytes: connected.leftover, native: false };
+      const relayedClient = relayedSocket(client, reader.detach(), native);
+      const relayedUpstream = relayedSocket(connected.socket, connected.leftover, native);
       const relayClient = relayedClient.socket;
       relayedUpstreamSocket = relayedUpstream.socket;
       if (relayedClient.native) {
