@@ -3,7 +3,8 @@
  * Each proxy (without and with the policy file of proxyBenchmark.ts, which pgbench never touches)
  * runs pgbench -S -c 8 for a warm-up, then again while `perf record` samples it; the samples become
  * microseconds per transaction by part (the kernel, pgveil's JavaScript, Node's JavaScript, V8's
- * builtins and runtime, Node's C++, libuv, libc) and by function, the two proxies side by side.
+ * builtins and runtime, Node's C++, libuv, libc) and by function, the two proxies side by side, then
+ * the user-space functions that cost the proxy without a policy file most.
  *
  * Why natively and after a warm-up: under valgrind (bench:instructions) the JIT tiers up far later
  * than here, so its counts hold baseline code and compiles; natively the compiles settle within the
@@ -62,7 +63,7 @@ function partOf(symbol: string, kernel: boolean): string {
   return 'libc and the rest';
 }
 
-async function profileProxy(config: string, mode: string, env: Record<string, string>): Promise<{ functions: Profile; parts: Profile; transactions: number }> {
+async function profileProxy(config: string, mode: string, env: Record<string, string>): Promise<{ functions: Profile; parts: Profile; userFunctions: Profile; transactions: number }> {
   const proxy = await startProcess('./proxyProcess.ts', { PGVEIL_BENCH_PROXY: config }, ['--perf-basic-prof']);
   const dir = await mkdtemp(path.join(tmpdir(), 'pgveil-bench-perf-'));
   // V8 writes its map there, whatever TMPDIR says.
@@ -85,6 +86,7 @@ async function profileProxy(config: string, mode: string, env: Record<string, st
     const eventCount = Number(/Event count \(approx\.\): (\d+)/.exec(report.stdout)?.[1]);
     const functions: Profile = new Map();
     const parts: Profile = new Map();
+    const userFunctions: Profile = new Map();
     for (const line of report.stdout.split('\n')) {
       const match = /^\s*([\d.]+)%\s+\[(.)\]\s+(.+)$/.exec(line);
       if (!match) continue;
@@ -95,8 +97,9 @@ async function profileProxy(config: string, mode: string, env: Record<string, st
       functions.set(name, (functions.get(name) ?? 0) + micros);
       const part = partOf(symbol, match[2] === 'k');
       parts.set(part, (parts.get(part) ?? 0) + micros);
+      if (part !== 'kernel') userFunctions.set(name, (userFunctions.get(name) ?? 0) + micros);
     }
-    return { functions, parts, transactions };
+    return { functions, parts, userFunctions, transactions };
   } finally {
     await proxy.stop();
     await rm(dir, { recursive: true, force: true });
@@ -112,6 +115,13 @@ function printSideBySide(title: string, none: Profile, policy: Profile, limit: n
   process.stdout.write(`  ${title}\n`);
   for (const row of rows) {
     process.stdout.write(`  ${row.none.toFixed(2).padStart(7)} → ${row.policy.toFixed(2).padStart(6)}  ${(row.policy - row.none >= 0 ? '+' : '') + (row.policy - row.none).toFixed(2)}  ${row.name.slice(0, 100)}\n`);
+  }
+}
+
+function printLargest(title: string, profile: Profile, limit: number): void {
+  process.stdout.write(`  ${title}\n`);
+  for (const [name, micros] of [...profile].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
+    process.stdout.write(`  ${micros.toFixed(2).padStart(7)}  ${name.slice(0, 100)}\n`);
   }
 }
 
@@ -132,6 +142,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${mode}: pgveil ${total(none.parts).toFixed(1)} µs (${none.transactions} transactions)   pgveil+policy ${total(policy.parts).toFixed(1)} µs (${policy.transactions})\n`);
       printSideBySide('by part (pgveil → pgveil+policy):', none.parts, policy.parts, 10);
       printSideBySide(`the ${TOP} functions whose time differs most:`, none.functions, policy.functions, TOP);
+      printLargest(`the ${TOP} user-space functions that cost pgveil (no policy file) most:`, none.userFunctions, TOP);
     }
   } finally {
     await bench.stop();
