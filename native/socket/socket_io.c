@@ -157,11 +157,11 @@ static void emit(struct native_socket *s, int kind, int32_t value) {
   napi_env env = s->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
-  napi_value callback, receiver, args[2], result;
+  napi_value callback, args[2], result;
+  /* The callback is its own receiver (an object at hand; it does not use `this`). */
   if (napi_get_reference_value(env, s->on_event, &callback) == napi_ok && callback != NULL
-      && napi_get_global(env, &receiver) == napi_ok
       && napi_create_int32(env, kind, &args[0]) == napi_ok && napi_create_int32(env, value, &args[1]) == napi_ok
-      && napi_make_callback(env, s->context, receiver, callback, 2, args, &result) != napi_ok) {
+      && napi_make_callback(env, s->context, callback, callback, 2, args, &result) != napi_ok) {
     bool pending = false;
     napi_value error;
     if (napi_is_exception_pending(env, &pending) == napi_ok && pending && napi_get_and_clear_last_exception(env, &error) == napi_ok) {
