@@ -46,8 +46,6 @@ export class NativeSocket extends EventEmitter {
   private corkedBytes = 0;
   /** A write returned false: 'drain' is due once everything has gone out. */
   private needDrain = false;
-  /** A failure (-errno) reported once what was read before it has been delivered. */
-  private failure: number | undefined;
 
   constructor(private readonly addon: SocketAddon, fd: number) {
     super();
@@ -185,8 +183,7 @@ export class NativeSocket extends EventEmitter {
       this.emit('data', chunk);
     }
     if (!this.flowing || this.destroyed) return;
-    if (this.failure !== undefined) this.fail(this.failure);
-    else if (this.readEnded) this.emitEnd();
+    if (this.readEnded) this.emitEnd();
     else this.addon.setReading(this.handle, true);
   };
 
@@ -206,11 +203,11 @@ export class NativeSocket extends EventEmitter {
 
   private fail(errno: number): void {
     if (this.destroyed) return;
-    if (this.held.length > 0) {
-      // What the peer sent before the failure (a server's last words before a reset) comes first.
-      this.failure ??= errno;
-      return;
-    }
+    // What the peer sent before the failure (a server's last words before a reset) comes first, paused
+    // or not: at most the high-water mark, and the failure must not wait for a reader that may never read.
+    while (this.held.length > 0 && !this.destroyed) this.emit('data', this.held.shift() as Buffer);
+    this.heldBytes = 0;
+    if (this.destroyed) return;
     const error = socketError(errno);
     // Reported only to a listener: a socket nobody watches any more must not bring the process down.
     if (this.listenerCount('error') > 0) this.emit('error', error);
