@@ -96,7 +96,6 @@ export class ClientSession {
   private handedOver = false;
   private gone = false;
   private stopping = false;
-  private ended = false;
   /** Set once authenticated: checked again whenever the accounts change. */
   private account: AuthenticatedAccount | null = null;
   private readonly logger: Logger;
@@ -173,6 +172,7 @@ export class ClientSession {
       timer = setTimeout(() => this.current.destroy(), this.services.handshakeTimeoutMs);
       admitted = this.services.admit(this);
       if (!admitted) throw new SessionFatal('53300', 'sorry, too many clients already', { hint: 'The limit is proxy.maxClientConnections.' });
+      if (this.gone) throw new ConnectionClosed('client left while its password was checked');
       const clientDatabase = parameters.get('database') || user;
       const upstreamDatabase = mapDatabase(options, clientDatabase);
       if (upstreamDatabase === null) throw new SessionFatal('3D000', `database "${clientDatabase}" does not exist`);
@@ -316,9 +316,8 @@ export class ClientSession {
     }
   }
 
+  /** Gives the admission slot back (again is harmless: the connection may go before the login's own unwinding). */
   private end(admitted = true): void {
-    if (this.ended) return;
-    this.ended = true;
     if (admitted) this.services.release(this);
   }
 }

@@ -200,6 +200,9 @@ export class SessionRelay {
       upstream.end(terminate());
       setTimeout(() => upstream.destroy(), 5_000).unref();
     }
+    // A client that half-closed with replies unread would keep its socket (and its slot) waiting for them.
+    const { client } = this.options;
+    setTimeout(() => client.destroy(), 2_000).unref();
     this.finish();
   };
 
