@@ -1,10 +1,11 @@
 /**
  * A connection read and written by the native addon, behaving towards the relay as a net.Socket
- * does (the session's RelaySocket): 'data' while flowing, chunks kept in order while paused (reading stops past
- * HIGH_WATER_BYTES), 'end' once the peer's FIN is read and nothing read before it waits (paused
- * or not), then this side closed too (as allowHalfOpen: false does), 'drain' after a write that returned false, 'error'
- * then 'close'. Each read is copied out of the addon's shared buffer into one of Node's pooled
- * buffers: the relay may keep a chunk (a partial message, a backlog while a hook works).
+ * does (the session's RelaySocket): 'data' while flowing; chunks kept in order while paused
+ * (reading stops past HIGH_WATER_BYTES); 'end' once the peer's FIN is read and nothing read before
+ * it waits (paused or not), then this side closed too (as allowHalfOpen: false does); 'drain'
+ * after a write that returned false; 'error' then 'close'. Each read is copied out of the addon's
+ * shared buffer into one of Node's pooled buffers: the relay may keep a chunk (a partial message,
+ * a backlog while a hook works).
  */
 import { EventEmitter } from 'node:events';
 import { getSystemErrorName } from 'node:util';
