@@ -201,8 +201,7 @@ export class SessionRelay {
       setTimeout(() => upstream.destroy(), 5_000).unref();
     }
     // A client that half-closed with replies unread would keep its socket (and its slot) waiting for them.
-    const { client } = this.options;
-    setTimeout(() => client.destroy(), 2_000).unref();
+    this.closeClientSoon();
     this.finish();
   };
 
@@ -213,10 +212,8 @@ export class SessionRelay {
 
   private readonly onUpstreamEnd = (): void => {
     if (this.closed) return;
-    const { client } = this.options;
-    client.end();
-    // A client that never closes its side must not keep its socket (nor the proxy's shutdown) waiting.
-    setTimeout(() => client.destroy(), 2_000).unref();
+    this.options.client.end();
+    this.closeClientSoon();
     this.finish();
   };
 
@@ -290,9 +287,17 @@ export class SessionRelay {
     this.finish();
     if (!client.destroyed) {
       client.end(errorResponse(fields));
-      // A client that never closes its side must not hold the proxy's shutdown.
-      setTimeout(() => client.destroy(), 2_000).unref();
+      this.closeClientSoon();
     }
+  }
+
+  /**
+   * Closes the client's socket 2 s after the session ended: a client that never closes its side, or
+   * never reads what is left to send, must not keep its socket, its slot or the proxy's shutdown.
+   */
+  private closeClientSoon(): void {
+    const { client } = this.options;
+    setTimeout(() => client.destroy(), 2_000).unref();
   }
 
   private armIdleTimer(): void {
