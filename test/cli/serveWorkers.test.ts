@@ -136,7 +136,12 @@ describe('pgveil serve with proxy.workers: 2, reloads and stop', () => {
       // A SIGHUP to the primary reaches both workers: one line each, saying which worker.
       serve.child.kill('SIGHUP');
       await waitUntil(() => serve.lines().filter((line) => line.msg === 'policies reloaded').length >= 2, 10_000, serve.stdout);
-      const tagged = (await reloads()).filter((line) => line.worker !== undefined);
+      // Each worker logs its reload before its audit line reaches the file: read until both are there.
+      let tagged: Awaited<ReturnType<typeof reloads>> = [];
+      for (let i = 0; i < 200 && tagged.length < 2; i++) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 25));
+        tagged = (await reloads()).filter((line) => line.worker !== undefined);
+      }
       expect(tagged.map((line) => line.worker).sort()).toEqual([0, 1]);
       expect(tagged.every((line) => line.outcome === 'ok')).toBe(true);
 
