@@ -152,6 +152,18 @@ int shut_if_asked(struct native_socket *s) {
   return shutdown(s->fd, SHUT_WR) == 0 || errno == ENOTCONN ? 0 : -errno;
 }
 
+/* One recv() into the environment's buffer: bytes read, 0 at EOF, or a negative errno (-EAGAIN: nothing yet). */
+static ssize_t read_some(struct native_socket *s) {
+  ssize_t got;
+  do got = recv(s->fd, s->io->read_buffer, READ_BUFFER_BYTES, MSG_DONTWAIT);
+  while (got < 0 && errno == EINTR);
+  return got < 0 ? -errno : got;
+}
+
+static bool nothing_yet(ssize_t got) {
+  return got == -EAGAIN || got == -EWOULDBLOCK;
+}
+
 static void on_poll(uv_poll_t *handle, int status, int events) {
   struct native_socket *s = (struct native_socket *)handle->data;
   if (s->closing) return;
@@ -163,13 +175,12 @@ static void on_poll(uv_poll_t *handle, int status, int events) {
      */
     int error = 0;
     while (s->reading && !s->read_ended && !s->closing) {
-      ssize_t got = recv(s->fd, s->io->read_buffer, READ_BUFFER_BYTES, MSG_DONTWAIT);
+      ssize_t got = read_some(s);
       if (got > 0) {
         emit(s, EVENT_DATA, (int32_t)got);
         continue;
       }
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK) error = -errno;
+      if (got < 0 && !nothing_yet(got)) error = (int)got;
       break;
     }
     if (s->closing) return;
@@ -199,20 +210,17 @@ static void on_poll(uv_poll_t *handle, int status, int events) {
     }
   }
   if ((events & UV_READABLE) && s->reading && !s->read_ended) {
-    ssize_t got;
-    do got = recv(s->fd, s->io->read_buffer, READ_BUFFER_BYTES, MSG_DONTWAIT);
-    while (got < 0 && errno == EINTR);
+    ssize_t got = read_some(s);
     if (got > 0) {
       emit(s, EVENT_DATA, (int32_t)got);
     } else if (got == 0) {
       s->read_ended = true;
       update_events(s);
       emit(s, EVENT_END, 0);
-    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      int error = -errno;
+    } else if (!nothing_yet(got)) {
       s->failed = s->read_ended = true;
       update_events(s);
-      emit(s, EVENT_ERROR, error);
+      emit(s, EVENT_ERROR, (int32_t)got);
     }
     if (s->closing) return;
   }
