@@ -45,7 +45,7 @@ async function nodeTcpSockets(): Promise<number> {
 
 const QUERY = "SELECT i, md5(i::text) AS hash, repeat('x', i % 300) AS pad FROM generate_series(1, 5000) AS i";
 
-describe.skipIf(socketAddon.addon === undefined)('sessions on the native socket addon', () => {
+describe.skipIf(socketAddon === undefined)('sessions on the native socket addon', () => {
   it("takes a plaintext session's two sockets away from Node; nativeSocketIo: false leaves them", async () => {
     const before = await nodeTcpSockets();
     const onNative = await connected(viaProxy(native, { ssl: false }));

@@ -21,7 +21,7 @@ import type { RelaySocket } from '../../src/proxy/session/relaySocket.js';
 import { readWithReusedBuffer } from '../../src/proxy/reusedReadBuffer.js';
 import { generateSelfSignedCertificate } from '../../src/proxy/tls/selfSignedCertificate.js';
 
-const addon = socketAddon.addon;
+const addon = socketAddon;
 const built = addon !== undefined;
 const servers: net.Server[] = [];
 const folders: string[] = [];

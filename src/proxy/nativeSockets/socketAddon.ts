@@ -27,20 +27,18 @@ export interface SocketAddon {
   readBuffer(): Buffer;
 }
 
-export type SocketAddonStatus = 'loaded' | 'disabled' | 'not built';
-
 export const SOCKET_ADDON_PATH = fileURLToPath(new URL('../../../native/socket/build/Release/pgveil_socket.node', import.meta.url));
 
 const FUNCTIONS: readonly (keyof SocketAddon)[] = ['adopt', 'setReading', 'write', 'shutdown', 'pendingBytes', 'close', 'readBuffer'];
 
-function load(): { addon: SocketAddon | undefined; status: SocketAddonStatus } {
-  if (process.env.PGVEIL_NATIVE === '0' || process.platform === 'win32') return { addon: undefined, status: 'disabled' };
+/** The addon, or undefined when it is turned off (PGVEIL_NATIVE=0), not built, or not this build's. */
+function load(): SocketAddon | undefined {
+  if (process.env.PGVEIL_NATIVE === '0' || process.platform === 'win32') return undefined;
   try {
     const exports = createRequire(import.meta.url)(SOCKET_ADDON_PATH) as Record<string, unknown>;
-    if (!FUNCTIONS.every((name) => typeof exports[name] === 'function')) return { addon: undefined, status: 'not built' };
-    return { addon: exports as unknown as SocketAddon, status: 'loaded' };
+    return FUNCTIONS.every((name) => typeof exports[name] === 'function') ? exports as unknown as SocketAddon : undefined;
   } catch {
-    return { addon: undefined, status: 'not built' };
+    return undefined;
   }
 }
 

@@ -36,7 +36,7 @@ export interface HandedOver {
 }
 
 /** `socket` handed to the addon, or null when it stays Node's (no addon, TLS, not idle, not a plain socket). */
-export function handOverSocket(socket: Duplex, addon: SocketAddon | null = socketAddon.addon ?? null): HandedOver | null {
+export function handOverSocket(socket: Duplex, addon: SocketAddon | null = socketAddon ?? null): HandedOver | null {
   if (addon === null || !(socket instanceof net.Socket) || socket instanceof tls.TLSSocket) return null;
   if (socket.destroyed || socket.connecting || !socket.writable || socket.writableLength > 0 || socket.readableEnded
     || socket.listenerCount('data') > 0) return null;

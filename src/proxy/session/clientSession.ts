@@ -109,11 +109,15 @@ export class ClientSession {
     this.current = socket;
     this.logger = services.logger;
     socket.setNoDelay(true);
-    socket.on('error', (error) => this.logger.debug({ err: { message: error.message } }, 'proxy: client socket error'));
+    socket.on('error', this.onSocketError);
     socket.once('close', () => {
       if (!this.handedOver) this.connectionGone();
     });
   }
+
+  private readonly onSocketError = (error: Error): void => {
+    this.logger.debug({ err: { message: error.message } }, 'proxy: client socket error');
+  };
 
   private connectionGone(): void {
     if (this.gone) return;
@@ -206,7 +210,7 @@ export class ClientSession {
         this.handedOver = true;
         this.current = relayClient;
         this.started = relayClient;
-        relayClient.on('error', (error) => this.logger.debug({ err: { message: error.message } }, 'proxy: client socket error'));
+        relayClient.on('error', this.onSocketError);
         relayClient.once('close', () => this.connectionGone());
       }
       // The relay (and the hooks of the session) exist before the client hears it is logged in.
