@@ -5,6 +5,7 @@ import { serialize } from 'pg-protocol';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DROP, type RunningProxy, type SessionHooks } from '../../src/proxy/index.js';
+import * as messages from '../../src/proxy/protocol/messages.js';
 import { errorResponse } from '../../src/proxy/protocol/messages.js';
 import { parseErrorFields } from '../../src/proxy/protocol/errorFields.js';
 import { ProtocolState } from '../../src/proxy/session/protocolState.js';
@@ -166,7 +167,59 @@ describe('on-demand types', () => {
     await client.end();
   });
 
-  it('are only DataRow, CopyData and NoticeResponse, which the session state merely reads', () => {
+  it('are followed in the session state once each, whatever the hook answers and however the bytes are cut', () => {
+    const { dataRowMessage, commandCompleteMessage, readyForQuery, rowDescriptionMessage, typedMessage } = messages;
+    const field = { name: 'v', tableOid: 0, attnum: 0, typeOid: 25, typmod: -1, format: 0 };
+    // Parse, Describe statement twice, Bind, Describe portal, Execute, Sync: each RowDescription answers its own Describe.
+    const frontend = Buffer.concat([serialize.parse({ text: 'SELECT 1' }), serialize.describe({ type: 'S' }), serialize.describe({ type: 'S' }), serialize.bind(), serialize.describe({ type: 'P' }), serialize.execute(), serialize.sync()]);
+    const backend = Buffer.concat([
+      typedMessage('1', Buffer.alloc(0)), typedMessage('t', Buffer.alloc(2)), rowDescriptionMessage([field]), typedMessage('t', Buffer.alloc(2)),
+      rowDescriptionMessage([field, field]), typedMessage('2', Buffer.alloc(0)), rowDescriptionMessage([field]),
+      dataRowMessage([Buffer.from('x'.repeat(40))]), commandCompleteMessage('SELECT 1'), readyForQuery('I'),
+    ]);
+    for (const cut of [backend.length, 64, 7, 3, 1]) {
+      for (const answer of ['in place', 'whole', 'alternately'] as const) {
+        const client = Object.assign(new EventEmitter(), { written: [] as Buffer[], write(bytes: Buffer) { this.written.push(Buffer.from(bytes)); return true; }, cork: () => undefined, uncork: () => undefined, pause: () => undefined, resume: () => undefined });
+        const upstream = Object.assign(new EventEmitter(), { write: () => true, cork: () => undefined, uncork: () => undefined, pause: () => undefined, resume: () => undefined });
+        const followed: string[] = [];
+        const asked: string[] = [];
+        let state: ProtocolState<unknown> | undefined;
+        let asks = 0;
+        new SessionRelay({
+          client: client as unknown as Duplex, upstream: upstream as unknown as Duplex,
+          hooksFactory: (context) => {
+            state = context.state as ProtocolState<unknown>;
+            const follow = state.backendMessage.bind(state);
+            state.backendMessage = (type, firstBodyByte) => {
+              followed.push(String.fromCharCode(type));
+              return follow(type, firstBodyByte);
+            };
+            return {
+              frontendTypes: '', backendTypes: '', backendOnDemandTypes: 'TC',
+              wantsBackendMessage: (type, chunk, start, end) => {
+                asked.push(`${String.fromCharCode(type)}${end < 0 ? ' cut' : ''} ${context.state.pendingReplies}`);
+                if (end >= 0) expect(chunk[start]).toBe(type);
+                return answer === 'whole' || (answer === 'alternately' && asks++ % 2 === 1);
+              },
+              onFrontendMessage: () => undefined,
+              onBackendMessage: () => undefined,
+            };
+          },
+          frontendLimits: frontendMessageLimits(1 << 20), backendLimits: backendMessageLimits(), idleTimeoutMs: 0,
+          logger: pino({ level: 'silent' }), cancelUpstream: () => undefined, onClosed: () => undefined,
+        }, { account: { email: 'a@example.com', roles: [] }, clientDatabase: 'd', upstreamDatabase: 'd', serverParameters: new Map() }).start(frontend, Buffer.alloc(0));
+        for (let at = 0; at < backend.length; at += cut) upstream.emit('data', backend.subarray(at, at + cut));
+        const where = `cut ${cut}, ${answer}`;
+        expect(Buffer.concat(client.written).equals(backend), where).toBe(true);
+        expect(followed.join(''), where).toBe('1tTtT2TDCZ');
+        // Each asked with the state already past it: the Describes, then the Execute, answered one by one.
+        expect(asked.map((entry) => entry.replace(' cut', '')), where).toEqual(['T 5', 'T 4', 'T 2', 'C 1']);
+        expect(state?.pendingReplies, where).toBe(0);
+      }
+    }
+  });
+
+  it('are only DataRow, CopyData, NoticeResponse, RowDescription and CommandComplete', () => {
     const sink = Object.assign(new EventEmitter(), { write: () => true, cork: () => undefined, uncork: () => undefined, pause: () => undefined, resume: () => undefined });
     const create = (types: string, runTypes = ''): SessionRelay => new SessionRelay({
       client: sink as unknown as Duplex, upstream: sink as unknown as Duplex,
@@ -174,8 +227,9 @@ describe('on-demand types', () => {
       frontendLimits: frontendMessageLimits(1 << 20), backendLimits: backendMessageLimits(), idleTimeoutMs: 0,
       logger: pino({ level: 'silent' }), cancelUpstream: () => undefined, onClosed: () => undefined,
     }, { account: { email: 'a@example.com', roles: [] }, clientDatabase: 'd', upstreamDatabase: 'd', serverParameters: new Map() });
-    expect(() => create('DdN')).not.toThrow();
+    expect(() => create('DdNTC')).not.toThrow();
     expect(() => create('DZ')).toThrow(/cannot take backend type Z on demand/);
+    expect(() => create('DE')).toThrow(/cannot take backend type E on demand/);
     // In runs (several back to back, the state told once): DataRow only.
     expect(() => create('DdN', 'D')).not.toThrow();
     expect(() => create('DdN', 'DC')).toThrow(/cannot take backend type C in runs/);

@@ -25,8 +25,23 @@ import { parameterDescriptionMessage } from '../protocol/messages.js';
 /** Command tags of statements that may change the catalog. */
 const DDL_TAG_WORDS = ['CREATE', 'ALTER', 'DROP', 'IMPORT', 'REFRESH', 'SECURITY LABEL'];
 
+const NO_EFFECTS: readonly never[] = Object.freeze([]);
+
 /** The replies a RowDescription may answer. */
 type DescribingReply = Extract<ExpectedReply, { kind: 'describe-statement' | 'describe-portal' | 'query' }>;
+
+function describes(head: ExpectedReply | undefined): head is DescribingReply {
+  return head !== undefined && (head.kind === 'describe-statement' || head.kind === 'describe-portal' || head.kind === 'query');
+}
+
+/** What a RowDescription tells the statement or portal it describes. */
+function noteFields(head: DescribingReply, fields: readonly FieldDescription[]): void {
+  if (head.kind === 'describe-statement') head.statement.fields = fields;
+  else if (head.kind === 'describe-portal') {
+    head.portal.described = fields;
+    head.portal.readPlan = undefined;
+  }
+}
 
 interface QueryResult {
   readonly fields: readonly FieldDescription[];
@@ -75,12 +90,19 @@ export class BackendPolicy {
   }
 
   /**
-   * Whether a DataRow or CopyData arriving now must be handed over whole: its result has a plan,
-   * or one not derived yet; a NoticeResponse, when rows are held (`handle` flushes them first) or
-   * the session's roles lack plaintext somewhere (it may quote a stored value: errorValues.ts).
-   * The rest stream through as PostgreSQL sent them, as `handle` would have left them.
+   * Whether a message arriving now, at chunk[start..end) (end -1: not all here), must be handed
+   * over whole. A DataRow or CopyData: when its result has a plan, or one not derived yet; a
+   * NoticeResponse, when rows are held (`handle` flushes them first) or the session's roles lack
+   * plaintext somewhere (it may quote a stored value: errorValues.ts); a RowDescription or
+   * CommandComplete: unless it was followed here, in place. The rest stream through as PostgreSQL
+   * sent them, as `handle` would have left them.
    */
-  wantsWhole(type: number): boolean {
+  wantsWhole(type: number, chunk: Buffer, start: number, end: number): boolean {
+    if (type === 0x54 /* T */ || type === 0x43 /* C */) {
+      // Held rows leave before what ends or describes a result: `handle` flushes them.
+      if (end < 0 || !this.batch.isEmpty) return true;
+      return type === 0x54 ? !this.describedInPlace(chunk, start, end) : !this.completedInPlace(chunk, start, end);
+    }
     if (type === 0x64 /* d */) return this.copyOut.wantsWhole();
     // A notice (RAISE NOTICE in a function the query calls) goes out after the rows sent before it.
     if (type === 0x4e /* N */) return !this.batch.isEmpty || this.state.rights().restricted;
@@ -191,7 +213,7 @@ export class BackendPolicy {
           state.ddlCompleted = true;
           state.catalog.markStale();
         }
-        this.followCommand(head, frame);
+        this.followCommand(head, frame, 0, frame.length);
         this.endResult(head);
         return undefined;
       }
@@ -220,16 +242,38 @@ export class BackendPolicy {
   }
 
   private rowDescription(frame: Buffer, head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
-    if (head === undefined || (head.kind !== 'describe-statement' && head.kind !== 'describe-portal' && head.kind !== 'query')) return undefined;
+    if (!describes(head)) return undefined;
     const fields = this.described.fieldsOf(frame);
-    if (head.kind === 'describe-statement') head.statement.fields = fields;
-    else if (head.kind === 'describe-portal') {
-      head.portal.described = fields;
-      head.portal.readPlan = undefined;
-    }
     const known = this.described.policiesKnowing(fields);
+    noteFields(head, fields);
     if (known === CATALOG_READ_FIRST) return this.describedAfterCatalogRead(head, fields);
     return this.resultDescribed(head, fields, known);
+  }
+
+  /**
+   * A RowDescription followed in place, as `rowDescription` would: one that repeats the last read,
+   * answers a client's message and needs no catalog read first (false: it must be seen whole).
+   */
+  private describedInPlace(chunk: Buffer, start: number, end: number): boolean {
+    const head = this.state.replies.current;
+    if (!describes(head)) return true;
+    if (head.kind !== 'query' && head.internal) return false;
+    const fields = this.described.knownFieldsAt(chunk, start, end);
+    if (fields === undefined) return false;
+    const known = this.described.policiesKnowing(fields);
+    if (known === CATALOG_READ_FIRST) return false;
+    noteFields(head, fields);
+    this.resultDescribed(head, fields, known);
+    return true;
+  }
+
+  /** A CommandComplete followed in place, as `control` would: one of no DDL (false: it must be seen whole). */
+  private completedInPlace(chunk: Buffer, start: number, end: number): boolean {
+    if (commandTagStartsWith(chunk, DDL_TAG_WORDS, start, end)) return false;
+    const head = this.state.replies.current;
+    this.followCommand(head, chunk, start, end);
+    this.endResult(head);
+    return true;
   }
 
   /** The catalog must be read before the fields can be planned (a closure only on this path). */
@@ -258,20 +302,20 @@ export class BackendPolicy {
     this.state.backendEvent();
   }
 
-  /** A statement completed: its effects on search_path, role and transaction now hold. */
-  private followCommand(head: ExpectedReply | undefined, frame: Buffer): void {
+  /** A statement completed (its CommandComplete at chunk[start..end)): its effects on search_path, role and transaction now hold. */
+  private followCommand(head: ExpectedReply | undefined, chunk: Buffer, start: number, end: number): void {
     const searchPath = this.state.searchPath;
     if (head?.kind === 'execute') {
-      if (head.effects !== undefined) searchPath.completed(head.effects, commandTag(frame));
+      if (head.effects !== undefined) searchPath.completed(head.effects, commandTag(chunk.subarray(start, end)));
       head.settle?.('done');
     } else if (head?.kind === 'query') {
-      const effects = head.effects ?? [];
+      const effects = head.effects ?? NO_EFFECTS;
       const index = head.completedCommands ?? 0;
       head.completedCommands = index + 1;
       head.settles?.[index]?.('done');
       // Text the parser could not split has one entry: every command it runs counts as it.
       const pending = effects[Math.min(index, effects.length - 1)];
-      if (pending !== undefined) searchPath.completed(pending, commandTag(frame));
+      if (pending !== undefined) searchPath.completed(pending, commandTag(chunk.subarray(start, end)));
     }
   }
 

@@ -54,14 +54,16 @@ const FRONTEND_TYPES = 'QPCFdcf';
  * COPY FROM STDIN may be starting.
  */
 const FRONTEND_ON_DEMAND_TYPES = 'BDES';
-const BACKEND_TYPES = 'tTnCIsEGHcS';
+const BACKEND_TYPES = 'tnIsEGHcS';
 /** Types the hooks follow by their header alone: ParseComplete, BindComplete, CloseComplete, ReadyForQuery. */
 const BACKEND_HEADER_TYPES = '123Z';
 /**
  * DataRow and CopyData, seen whole only within a result the read path rewrites; NoticeResponse
  * only while rows are held, so that it leaves after the rows PostgreSQL sent before it.
+ * RowDescription and CommandComplete: followed in place (a description read before, a command of
+ * no DDL, no rows held); else seen whole.
  */
-const BACKEND_ON_DEMAND_TYPES = 'DdN';
+const BACKEND_ON_DEMAND_TYPES = 'DdNTC';
 /** DataRows that follow one another come to the read path together: one call per chunk, not per row. */
 const BACKEND_RUN_TYPES = 'D';
 
@@ -153,7 +155,7 @@ export async function createPolicyHooks(options: PolicyHooksOptions): Promise<Po
       backendHeaderTypes: BACKEND_HEADER_TYPES,
       backendOnDemandTypes: BACKEND_ON_DEMAND_TYPES,
       backendRunTypes: BACKEND_RUN_TYPES,
-      wantsBackendMessage: (type) => backend.wantsWhole(type),
+      wantsBackendMessage: (type, chunk, start, end) => backend.wantsWhole(type, chunk, start, end),
       wantsFrontendMessage: (type, chunk, start, end, session) => frontend.wantsWhole(type, chunk, start, end, session.state.upstreamSkippingUntilSync),
       onFrontendMessage: (message, session) => frontend.handle(message, session.state.upstreamSkippingUntilSync),
       onBackendMessage: (message) => backend.handle(message),

@@ -319,15 +319,18 @@ export function commandTag(frame: Buffer): string {
   return new FrameReader(frame).cString();
 }
 
-/** True when a CommandComplete's tag starts with one of `words` (whole words, ASCII), read without decoding it. */
-export function commandTagStartsWith(frame: Buffer, words: readonly string[]): boolean {
+/**
+ * True when a CommandComplete's tag starts with one of `words` (whole words, ASCII), read without
+ * decoding it; the message is chunk[start..end) (default: the whole buffer).
+ */
+export function commandTagStartsWith(chunk: Buffer, words: readonly string[], start = 0, end = chunk.length): boolean {
   for (const word of words) {
-    const end = 5 + word.length;
-    if (frame.length <= end) continue;
+    const after = start + 5 + word.length;
+    if (end <= after) continue;
     let same = true;
-    for (let i = 0; i < word.length && same; i++) same = frame[5 + i] === word.charCodeAt(i);
+    for (let i = 0; i < word.length && same; i++) same = chunk[start + 5 + i] === word.charCodeAt(i);
     if (!same) continue;
-    const next = frame[end] as number;
+    const next = chunk[after] as number;
     // A word boundary: what follows is no letter, digit or underscore.
     if (!((next >= 0x30 && next <= 0x39) || (next >= 0x41 && next <= 0x5a) || (next >= 0x61 && next <= 0x7a) || next === 0x5f)) return true;
   }

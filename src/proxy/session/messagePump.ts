@@ -170,6 +170,8 @@ export class MessagePump {
       }
       const total = length + 1;
       const whole = this.intercepted[type] as number;
+      // A hook asks about a message once, with its first body byte here (the state follows it as it asks).
+      if (whole === 2 && length > 4 && available < 6) break;
       if (whole === 1 || (whole === 2 && this.handler.wantsWhole?.(type, chunk, pos, total <= available ? pos + total : -1) !== false)) {
         if (total <= available) {
           const end = this.runs[type] === 1 ? wholeRunEnd(chunk, pos + total, type, limit) : pos + total;

@@ -65,12 +65,15 @@ export interface SessionHooks {
   readonly frontendHeaderTypes?: string;
   readonly backendHeaderTypes?: string;
   /**
-   * DataRow, CopyData and NoticeResponse ('D', 'd', 'N'): seen whole only when
-   * `wantsBackendMessage` says so as each arrives (a row of a result the hook rewrites, a notice
-   * behind rows it holds); the others stream through untouched.
+   * DataRow, CopyData, NoticeResponse, RowDescription and CommandComplete ('D', 'd', 'N', 'T',
+   * 'C'): seen whole only when `wantsBackendMessage` says so as each arrives (a row of a result the
+   * hook rewrites, a notice behind rows it holds, a description it has not read before). It reads
+   * the message in place, chunk[start..end), without keeping it, with `replies` already following
+   * it; `end` is -1 when the message is not all in this chunk (the hook decides without reading
+   * it). One it lets pass streams through as PostgreSQL sent it.
    */
   readonly backendOnDemandTypes?: string;
-  wantsBackendMessage?(type: number, context: SessionContext): boolean;
+  wantsBackendMessage?(type: number, chunk: Buffer, start: number, end: number, context: SessionContext): boolean;
   /**
    * Frontend types seen whole only when `wantsFrontendMessage` says so. It reads the message in
    * place, chunk[start..end), without keeping it; a message not all in one chunk is taken whole

@@ -14,8 +14,12 @@ import { DROP, passThroughHooks, type SessionContext, type SessionHooks, type Se
 import { typeSet } from '../protocol/messageLimits.js';
 import { forEachFrame, ProtocolViolation } from '../protocol/messageReaders.js';
 
-/** DataRow, CopyData and NoticeResponse: the ProtocolState only reads them, so following one twice changes nothing. */
-const ON_DEMAND_TYPES = 'DdN';
+/**
+ * Backend types a hook may take on demand: those the column policies read in place. Each is
+ * followed in the ProtocolState once, as the hook is asked about it (the hook reads `replies`
+ * past it), whatever the hook answers.
+ */
+const ON_DEMAND_TYPES = 'DdNTC';
 
 export interface SessionRelayOptions {
   client: RelaySocket;
@@ -79,6 +83,15 @@ export class SessionRelay {
       frontendIntercepted[code] = 2;
     }
     const backendHeaders = typeSet(hooks.backendHeaderTypes ?? '');
+    // An on-demand message is followed in the ProtocolState when the hook is asked about it; its
+    // observe or intercept that follows takes that outcome instead of following it again.
+    let followed = false;
+    let followedDue = false;
+    const followBackend = (type: number, firstBodyByte: number): boolean => {
+      if (!followed) return state.backendMessage(type, firstBodyByte);
+      followed = false;
+      return followedDue;
+    };
     const frontendHandler: PumpHandler = {
       observe: (type, firstBodyByte) => {
         if (frontendHeaders[type] !== 1) return state.frontendMessage(type) ? FORWARD : DROP_MESSAGE;
@@ -111,7 +124,7 @@ export class SessionRelay {
     };
     const backendHandler: PumpHandler = {
       observe: (type, firstBodyByte) => {
-        const due = state.backendMessage(type, firstBodyByte);
+        const due = followBackend(type, firstBodyByte);
         if (backendHeaders[type] === 1) {
           try {
             hooks.onBackendHeader?.(type, firstBodyByte, sessionContext);
@@ -124,18 +137,21 @@ export class SessionRelay {
       },
       intercept: (message) => {
         // The state follows PostgreSQL's own messages, whatever the hook makes of them.
-        const due = state.backendMessage(message[0] as number, message.length > 5 ? (message[5] as number) : 0);
+        const due = followBackend(message[0] as number, message.length > 5 ? (message[5] as number) : 0);
         const verdict = hooks.onBackendMessage(message, sessionContext);
         if (!due) return verdict;
         if (verdict instanceof Promise) return verdict.then((bytes) => Buffer.concat([bytes ?? message, ...state.takeDueInjections()]));
         return Buffer.concat([verdict ?? message, ...state.takeDueInjections()]);
       },
-      wantsWhole: (type) => {
-        state.backendMessage(type, 0);
+      wantsWhole: (type, chunk, start, end) => {
+        followedDue = state.backendMessage(type, 0);
+        followed = true;
         try {
-          return hooks.wantsBackendMessage?.(type, sessionContext) ?? true;
-        } catch {
-          return true; // the hook then sees the message whole, and fails there if it must
+          return hooks.wantsBackendMessage?.(type, chunk, start, end, sessionContext) ?? true;
+        } catch (error) {
+          // It may have followed the message in part: seeing it whole could follow it twice.
+          this.onBackendFailure({ kind: 'hook-failed', error });
+          return false;
         }
       },
       takeAfter: () => state.takeDueInjections(),

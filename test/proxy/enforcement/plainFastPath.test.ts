@@ -138,7 +138,7 @@ describe('the plain fast path', () => {
       await back(s, description);
       const row = dataRowMessage([Buffer.from(stored)]);
       s.state.backendMessage(0x44, 0);
-      const whole = s.hooks.wantsBackendMessage?.(0x44, s.context);
+      const whole = s.hooks.wantsBackendMessage?.(0x44, row, 0, row.length, s.context);
       const rowVerdict = await deliverBackend(s.hooks, s.context, s.state, row);
       const complete = await deliverBackend(s.hooks, s.context, s.state, commandCompleteMessage('SELECT 1'));
       await back(s, readyForQuery('I'));

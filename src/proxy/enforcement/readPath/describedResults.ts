@@ -29,11 +29,12 @@ function sameFormats(a: readonly number[] | undefined, b: readonly number[] | un
 /** Longer descriptions are compared natively: below this, Buffer.equals's call into C++ costs more than the loop. */
 const LOOP_COMPARE_BYTES = 256;
 
-function sameDescription(last: Buffer, frame: Buffer): boolean {
+/** Whether chunk[start..end) holds the same bytes as `last`. */
+function sameDescription(last: Buffer, chunk: Buffer, start: number, end: number): boolean {
   const length = last.length;
-  if (length !== frame.length) return false;
-  if (length > LOOP_COMPARE_BYTES) return last.equals(frame);
-  for (let i = 0; i < length; i++) if (last[i] !== frame[i]) return false;
+  if (length !== end - start) return false;
+  if (length > LOOP_COMPARE_BYTES) return last.compare(chunk, start, end) === 0;
+  for (let i = 0; i < length; i++) if (last[i] !== chunk[start + i]) return false;
   return true;
 }
 
@@ -53,11 +54,17 @@ export class DescribedResults {
 
   /** The fields of a RowDescription; the same object as last time when the bytes repeat. */
   fieldsOf(frame: Buffer): readonly FieldDescription[] {
-    if (this.lastDescription !== undefined && sameDescription(this.lastDescription, frame)) return this.lastFields;
+    const known = this.knownFieldsAt(frame, 0, frame.length);
+    if (known !== undefined) return known;
     const fields = readRowDescription(frame);
     this.lastDescription = Buffer.from(frame);
     this.lastFields = fields;
     return fields;
+  }
+
+  /** The fields of the RowDescription at chunk[start..end) when it repeats the last one read (else undefined: read it whole). */
+  knownFieldsAt(chunk: Buffer, start: number, end: number): readonly FieldDescription[] | undefined {
+    return this.lastDescription !== undefined && sameDescription(this.lastDescription, chunk, start, end) ? this.lastFields : undefined;
   }
 
   /**

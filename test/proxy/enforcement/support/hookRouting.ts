@@ -30,7 +30,7 @@ export async function deliverBackend(hooks: SessionHooks, context: SessionContex
   const type = frame[0] as number;
   const firstBodyByte = frame.length > 5 ? (frame[5] as number) : 0;
   state.backendMessage(type, firstBodyByte);
-  if (named(hooks.backendOnDemandTypes, type)) return hooks.wantsBackendMessage?.(type, context) === false ? undefined : hooks.onBackendMessage(frame, context);
+  if (named(hooks.backendOnDemandTypes, type)) return hooks.wantsBackendMessage?.(type, frame, 0, frame.length, context) === false ? undefined : hooks.onBackendMessage(frame, context);
   if (named(hooks.backendTypes, type)) return hooks.onBackendMessage(frame, context);
   if (named(hooks.backendHeaderTypes, type)) hooks.onBackendHeader?.(type, firstBodyByte, context);
   return undefined;
