@@ -92,7 +92,7 @@ function rewritten(
   const policies = context.policies;
   const ruleRefusal = statementRuleRefusal(analysis, state.rights());
   if (ruleRefusal) throw ruleRefusal;
-  const settingsRefusal = state.settings.check(sql, analysis, () => policies.mentionsProtectedTable(sql));
+  const settingsRefusal = state.settings.check(sql, analysis, policies);
   if (settingsRefusal) throw settingsRefusal;
   // DDL this session sent may be invisible to the catalog (uncommitted, or unanswered), and DDL
   // earlier in this text certainly is: statements that rely on what it changed are refused
@@ -108,6 +108,15 @@ function rewritten(
     if (facts !== undefined) state.pendingSchema.record(facts, policies);
     return unchanged;
   }
+  return rewrittenByWritePath(state, sql, analysis, context, batch, declaredParamCount, facts);
+}
+
+/** A text the write path rewrites (a function of its own: its closure's context is made only on this path). */
+function rewrittenByWritePath(
+  state: PolicySessionState, sql: string, analysis: SqlAnalysis, context: StatementContext, batch: number, declaredParamCount: number,
+  facts: ReturnType<typeof schemaFactsOf> | undefined,
+): RewrittenStatement | Promise<RewrittenStatement> {
+  const policies = context.policies;
   const settled = (done: RewrittenStatement): RewrittenStatement => {
     if (facts !== undefined) state.pendingSchema.record(facts, policies);
     if (done.changesCatalog) state.ddlPending = true;

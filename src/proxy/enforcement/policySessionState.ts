@@ -88,12 +88,6 @@ interface ContextBasis {
   readonly dateStyle: DateStyle;
 }
 
-function sameBasis(a: ContextBasis, b: ContextBasis): boolean {
-  return a.policies === b.policies && a.policyGeneration === b.policyGeneration && a.catalogGeneration === b.catalogGeneration
-    && a.pathRevision === b.pathRevision && a.pathForgotten === b.pathForgotten && a.defaultPath === b.defaultPath
-    && a.dateStyle === b.dateStyle;
-}
-
 /**
  * A refusal's message names rules and columns, but a parser error inside it may quote the client's
  * text (`syntax error at or near "…"`): the audit log keeps no quoted text of the statement.
@@ -183,12 +177,16 @@ export class PolicySessionState {
    * and reloaded while sessions run.
    */
   private sessionDefaults(snapshot: CatalogSnapshot): SessionDefaults {
-    const loginUser = this.login.loginUser;
+    return { loginUser: this.login.loginUser, defaultPath: this.defaultPathOf(snapshot) };
+  }
+
+  /** The session's default path as far as `snapshot` settles it (see sessionDefaults). */
+  private defaultPathOf(snapshot: CatalogSnapshot): string | undefined {
     if (this.loginDefault === undefined && (snapshot.readSequence ?? 0) > this.readsBeforeLogin) {
       const after = this.readDefault(snapshot);
       this.loginDefault = { path: after !== undefined && after === this.defaultBeforeLogin ? after : undefined };
     }
-    return { loginUser, defaultPath: this.loginDefault?.path };
+    return this.loginDefault?.path;
   }
 
   /**
@@ -219,20 +217,23 @@ export class PolicySessionState {
    * context of the previous message is reused while nothing it was built from has changed.
    */
   statementContext(policies: ColumnPolicies, domain = this.searchPath.currentDomain): StatementContext {
-    const defaults = this.sessionDefaults(policies.snapshot);
-    const basis: ContextBasis = {
-      policies,
-      policyGeneration: this.services.policyGeneration(),
-      catalogGeneration: this.catalog.generation,
-      pathRevision: this.searchPath.revision,
-      pathForgotten: this.searchPath.forgets(domain),
-      defaultPath: defaults.defaultPath,
-      dateStyle: this.settings.dateStyle,
-    };
+    // Compared field by field with the last basis: a statement's context costs no object when it repeats.
+    const policyGeneration = this.services.policyGeneration();
+    const catalogGeneration = this.catalog.generation;
+    const pathRevision = this.searchPath.revision;
+    const pathForgotten = this.searchPath.forgets(domain);
+    const defaultPath = this.defaultPathOf(policies.snapshot);
+    const dateStyle = this.settings.dateStyle;
     const last = this.lastContext;
-    if (last !== undefined && sameBasis(last.basis, basis)) return last.context;
+    if (last !== undefined) {
+      const known = last.basis;
+      if (known.policies === policies && known.policyGeneration === policyGeneration && known.catalogGeneration === catalogGeneration
+        && known.pathRevision === pathRevision && known.pathForgotten === pathForgotten && known.defaultPath === defaultPath
+        && known.dateStyle === dateStyle) return last.context;
+    }
+    const basis: ContextBasis = { policies, policyGeneration, catalogGeneration, pathRevision, pathForgotten, defaultPath, dateStyle };
     const tracker = this.searchPath.trackerFor(domain);
-    const schema = new SessionRelations(policies, tracker, defaults);
+    const schema = new SessionRelations(policies, tracker, this.sessionDefaults(policies.snapshot));
     const context: StatementContext = {
       policies,
       schema,

@@ -20,6 +20,9 @@ import { RULE_EXPRESSION_NAMES } from './statementRules.js';
 const SHAPE_DENIED_WORDS: ReadonlySet<string> = new Set([...RULE_EXPRESSION_NAMES, ...EXPOSURE_FUNCTION_NAMES]);
 
 const NO_NAMES: readonly string[] = Object.freeze([]);
+const NO_OFFSETS: readonly number[] = Object.freeze([]);
+/** Moved analyses kept per shape. */
+const RECENT_MOVES = 4;
 /** Schema keys kept at once: a session's search_path and the policy generation make one; few change often. */
 const MAX_SPACES = 64;
 
@@ -44,8 +47,11 @@ interface ShapeEntry {
   readonly names: readonly string[];
   /** When it was last moved to the young end of its LRU (the cache's use count then). */
   used: number;
-  /** The last analysis moved to another text (texts of one shape mostly differ in the same way). */
-  lastMoved?: MovedAnalysis;
+  /**
+   * The analyses last moved to other texts, newest first: texts of one shape mostly differ in a
+   * few ways (a number of five digits or six).
+   */
+  recentMoves?: MovedAnalysis[];
 }
 
 interface MovedAnalysis {
@@ -254,26 +260,29 @@ function refresh<K, V extends { used: number }>(map: Map<K, V>, key: K, entry: V
  */
 function movedTo(entry: ShapeEntry, shape: Pick<LiteralShape, 'byteLength' | 'constantOffsets'>): SqlAnalysis | undefined {
   const { statement } = entry;
-  const compared = statement.plainComparedValues ?? [];
-  const moved: number[] = [];
+  const compared = statement.plainComparedValues ?? NO_OFFSETS;
+  const from = entry.shape.constantOffsets;
+  const to = shape.constantOffsets;
   for (const offset of compared) {
-    const index = entry.shape.constantOffsets.indexOf(offset);
-    const to = shape.constantOffsets[index];
-    if (index < 0 || to === undefined) return undefined;
-    moved.push(to);
+    const index = from.indexOf(offset);
+    if (index < 0 || to[index] === undefined) return undefined;
   }
+  // Compared where they stand: a text answered by an analysis moved before costs no array.
   const shift = shape.byteLength - entry.shape.byteLength;
-  if (shift === 0 && sameOffsets(moved, compared)) return entry.analysis;
-  const last = entry.lastMoved;
-  if (last !== undefined && last.shift === shift && sameOffsets(moved, last.compared)) return last.analysis;
+  if (shift === 0 && movesTo(compared, from, to, compared)) return entry.analysis;
+  const recent = entry.recentMoves ??= [];
+  for (const known of recent) if (known.shift === shift && movesTo(compared, from, to, known.compared)) return known.analysis;
+  const moved = compared.map((offset) => to[from.indexOf(offset)] as number);
   const next: StatementAnalysis = { ...statement, end: statement.end + shift, ...(statement.plainComparedValues === undefined ? {} : { plainComparedValues: moved }) };
   const analysis: SqlAnalysis = { ...entry.analysis, statements: [next] };
-  entry.lastMoved = { shift, compared: moved, analysis };
+  if (recent.length === RECENT_MOVES) recent.pop();
+  recent.unshift({ shift, compared: moved, analysis });
   return analysis;
 }
 
-function sameOffsets(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** Whether each of `offsets` (among `from`), moved to the constant of the same index in `to`, is the same entry of `expected`. */
+function movesTo(offsets: readonly number[], from: readonly number[], to: readonly number[], expected: readonly number[]): boolean {
+  if (offsets.length !== expected.length) return false;
+  for (let i = 0; i < offsets.length; i++) if (to[from.indexOf(offsets[i] as number)] !== expected[i]) return false;
   return true;
 }

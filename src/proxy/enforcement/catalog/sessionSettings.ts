@@ -15,6 +15,12 @@ import { unsupportedRefusal, type PolicyRefusal } from '../policyRefusal.js';
  * check such text, so invalid UTF-8 would reach it as bytes that pgveil read as U+FFFD.
  */
 const SAFE_ENCODINGS = new Set(['UTF8', 'UNICODE']);
+/** Whether every statement of the text only sets or shows settings. */
+function onlySettingStatements(analysis: SqlAnalysis): boolean {
+  for (const statement of analysis.statements) if (!SETTING_STATEMENTS.has(statement.type)) return false;
+  return true;
+}
+
 /** What another client encoding or backslash escapes may make PostgreSQL read otherwise: any non-ASCII character, a backslash. */
 const READ_OTHERWISE = /[^\x00-\x7f]|\\/;
 const SETTING_STATEMENTS = new Set(['VariableSetStmt', 'VariableShowStmt', 'TransactionStmt', 'DiscardStmt', 'Empty']);
@@ -47,7 +53,7 @@ export class SessionSettings {
    * The refusal for `sql` under the current settings, if any. Statements that only set or show
    * settings in 7-bit text pass, so a session can put things right.
    */
-  check(sql: string, analysis: SqlAnalysis, mentionsProtectedTable: () => boolean): PolicyRefusal | undefined {
+  check(sql: string, analysis: SqlAnalysis, policies: { mentionsProtectedTable(sql: string): boolean }): PolicyRefusal | undefined {
     const unsure = !this.safe || this.inDoubt;
     // The analysis may have read another statement than PostgreSQL will: nothing of it is trusted.
     if ((unsure || this.changeOutOfSight) && READ_OTHERWISE.test(sql)) {
@@ -60,7 +66,7 @@ export class SessionSettings {
       // PostgreSQL reads COPY rows in the client_encoding in force when the COPY starts.
       return unsupportedRefusal('pgveil refused the COPY: it loads protected columns, and a statement before it (unanswered, or earlier in the same text) may change client_encoding out of pgveil\'s sight, in which PostgreSQL would read its rows; send the COPY on its own once the statements before it are answered');
     }
-    const settingsOnly = analysis.statements.every((statement) => SETTING_STATEMENTS.has(statement.type));
+    const settingsOnly = onlySettingStatements(analysis);
     const mentions = this.mentionsSettingWords(analysis);
     if (settingsOnly) {
       if (mentions) this.inDoubt = true;
@@ -69,7 +75,7 @@ export class SessionSettings {
     if (!this.safe || this.inDoubt) {
       // Under other settings the text may not mean what the analysis read: only text naming no
       // protected table at all is safe to forward.
-      if (analysis.passThrough && !mentions && !mentionsProtectedTable()) return undefined;
+      if (analysis.passThrough && !mentions && !policies.mentionsProtectedTable(sql)) return undefined;
       return unsupportedRefusal('pgveil refused the statement: sessions with column policies need client_encoding UTF8 and standard_conforming_strings on (send the statement after the setting is back, on its own)');
     }
     if (mentions) {

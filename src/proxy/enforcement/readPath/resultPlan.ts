@@ -43,7 +43,8 @@ export class ReadActions {
 
 /** True when the description names a column of some table (the catalog may need a look). */
 export function namesTableColumns(fields: readonly FieldDescription[]): boolean {
-  return fields.some((field) => field.tableOid !== 0 && field.attnum > 0);
+  for (const field of fields) if (field.tableOid !== 0 && field.attnum > 0) return true;
+  return false;
 }
 
 /**

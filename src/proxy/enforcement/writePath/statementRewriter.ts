@@ -72,7 +72,8 @@ const READ_WRITE_KINDS = new Set([
 
 /** True when a statement of the analysis may change the catalog (DDL and the like). */
 export function changesCatalog(analysis: SqlAnalysis): boolean {
-  return analysis.statements.some((statement) => !READ_WRITE_KINDS.has(statement.type));
+  for (const statement of analysis.statements) if (!READ_WRITE_KINDS.has(statement.type)) return true;
+  return false;
 }
 
 /** Two policies give equal stored values for equal plaintexts (so tokens compare as values do). */
