@@ -8,9 +8,7 @@
 import { DROP, type MessageVerdict } from '../session/sessionHooks.js';
 import { endedByReload } from './policyRefusal.js';
 import type { ColumnPolicies } from './catalog/columnPolicies.js';
-import { CopyInRewriter } from './writePath/copyInRewriter.js';
-import { BinaryCopyInRewriter } from './writePath/binaryCopyInRewriter.js';
-import type { CopyStream } from './writePath/copyTargets.js';
+import { copyOpened } from './copyOpened.js';
 import { CopyOutData } from './readPath/copyOutData.js';
 import type { PolicySessionState } from './policySessionState.js';
 import { settleUnanswered, type ExpectedReply } from './expectedReplies.js';
@@ -225,8 +223,8 @@ export class BackendPolicy {
       case 0x4e: // N NoticeResponse: quotes stored values as errors do (errorValues.ts)
         return state.rights().restricted ? withholdErrorValues(frame) : undefined;
       case 0x5a: return this.readyForQuery(readyForQueryStatus(frame), state.replies.answered); // Z
-      case 0x47: return this.copyStart('in', head); // G CopyInResponse
-      case 0x48: return this.copyStart('out', head); // H CopyOutResponse
+      case 0x47: return copyOpened(state, this.copyOut, 'in', head); // G CopyInResponse
+      case 0x48: return copyOpened(state, this.copyOut, 'out', head); // H CopyOutResponse
       case 0x63: // c CopyDone
         this.copyOut.end();
         return undefined;
@@ -372,40 +370,5 @@ export class BackendPolicy {
     state.ddlPending = false;
     state.backendEvent();
     return undefined;
-  }
-
-  private copyStart(direction: 'in' | 'out', head: ExpectedReply | undefined): MessageVerdict | Promise<MessageVerdict> {
-    const state = this.state;
-    let stream: CopyStream | undefined;
-    if (head?.kind === 'query' || head?.kind === 'execute') {
-      const at = head.copies.findIndex((copy) => copy.direction === direction);
-      if (at >= 0) stream = head.copies.splice(0, at + 1)[at];
-    }
-    const start = (policies: ColumnPolicies | undefined): MessageVerdict => {
-      if (stream?.direction === 'in' && stream.refusal !== undefined) {
-        state.copyIn = { rewriter: undefined, failed: true, failSent: false, refusal: stream.refusal };
-      } else if (stream?.direction === 'in') {
-        const target = stream.target;
-        const rewriter = target === undefined || policies === undefined
-          ? undefined
-          : target.options.format === 'binary'
-            ? new BinaryCopyInRewriter(target, policies, state.services.engine, state.services.maxValueBytes)
-            : new CopyInRewriter(target, policies, state.services.engine, state.settings.dateStyle);
-        state.copyIn = { rewriter, failed: false, failSent: false };
-      } else if (direction === 'in') {
-        // A COPY pgveil did not see coming: its rows cannot be checked, so the COPY is failed.
-        state.copyIn = { rewriter: undefined, failed: true, failSent: false };
-      } else if (direction === 'out') {
-        this.copyOut.start(stream?.direction === 'out' ? stream : undefined, policies);
-      }
-      state.backendEvent();
-      return undefined;
-    };
-    if ((stream?.direction === 'in' && stream.target !== undefined) || (stream?.direction === 'out' && stream.planned !== undefined)) {
-      const now = state.policiesNow();
-      if (now !== undefined) return start(now);
-      return state.policies().then(start);
-    }
-    return start(undefined);
   }
 }
