@@ -3,7 +3,8 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SMALL_MESSAGE_LIMIT, backendMessageLimits, frontendMessageLimits } from '../../src/proxy/protocol/messageLimits.js';
-import { FORWARD, MessagePump, type PumpFailure, type PumpHandler } from '../../src/proxy/session/messagePump.js';
+import { MessagePump } from '../../src/proxy/session/messagePump.js';
+import { FORWARD, type PumpFailure, type PumpHandler } from '../../src/proxy/session/pumpHandler.js';
 import { typeSet } from '../../src/proxy/protocol/messageLimits.js';
 import { forEachFrame, frameCount } from '../../src/proxy/protocol/messageReaders.js';
 

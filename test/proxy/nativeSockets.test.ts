@@ -16,7 +16,8 @@ import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handOverSocket } from '../../src/proxy/nativeSockets/socketHandOver.js';
 import { SOCKET_ADDON_PATH, socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
-import { FORWARD, MessagePump, type PumpHandler } from '../../src/proxy/session/messagePump.js';
+import { MessagePump } from '../../src/proxy/session/messagePump.js';
+import { FORWARD, type PumpHandler } from '../../src/proxy/session/pumpHandler.js';
 import type { RelaySocket } from '../../src/proxy/session/relaySocket.js';
 import { readWithReusedBuffer } from '../../src/proxy/reusedReadBuffer.js';
 import { generateSelfSignedCertificate } from '../../src/proxy/tls/selfSignedCertificate.js';
@@ -144,6 +145,39 @@ describe.skipIf(!built)('a socket handed to the native addon', () => {
     expect(bytes.toString()).toBe('read by Node;');
     (peerSocket as net.Socket).write('read by the addon');
     expect((await collect(ours, 17)).toString()).toBe('read by the addon');
+  });
+
+  it('hands reads in place to the reader that asks, a copy to any data listener, and copies (owned) while paused', async () => {
+    const { ours, peer } = await pair();
+    const inPlace: Buffer[] = [];
+    const owned: Buffer[] = [];
+    const viaData: Buffer[] = [];
+    const reading = new Set<ArrayBufferLike>();
+    ours.readInPlace?.((chunk, isOwned) => {
+      // Copied here: a chunk read in place is only valid during this call.
+      (isOwned ? owned : inPlace).push(Buffer.from(chunk));
+      if (!isOwned) reading.add(chunk.buffer);
+    });
+    ours.on('data', (chunk) => viaData.push(chunk));
+    ours.resume();
+    peer.write('first');
+    while (inPlace.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    ours.pause();
+    peer.write('held');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(owned).toHaveLength(0);
+    ours.resume();
+    while (owned.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(Buffer.concat(inPlace).toString()).toBe('first');
+    expect(Buffer.concat(owned).toString()).toBe('held');
+    expect(Buffer.concat(viaData).toString()).toBe('firstheld');
+    // In place: one buffer, the addon's, every time; the data listener got buffers of its own.
+    expect(reading.size).toBe(1);
+    expect(viaData.some((chunk) => reading.has(chunk.buffer))).toBe(false);
+    ours.readInPlace?.(undefined);
+    peer.write('after');
+    while (Buffer.concat(viaData).length < 14) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(Buffer.concat(inPlace).toString()).toBe('first');
   });
 
   it('keeps what arrives while paused, in order, and stops reading past the high-water mark', async () => {

@@ -3,12 +3,14 @@
  * does (the session's RelaySocket): 'data' while flowing; chunks kept in order while paused
  * (reading stops past HIGH_WATER_BYTES); 'end' once the peer's FIN is read and nothing read before
  * it waits (paused or not), then this side closed too (as allowHalfOpen: false does); 'drain'
- * after a write that returned false; 'error' then 'close'. Each read is copied out of the addon's
- * shared buffer into one of Node's pooled buffers: the relay may keep a chunk (a partial message,
- * a backlog while a hook works).
+ * after a write that returned false; 'error' then 'close'. A reader that asked for it
+ * (`readInPlace`: the relay's message pump) gets each read in the addon's shared buffer itself,
+ * while flowing with nothing held, and copies what it keeps; otherwise each read is copied out
+ * into one of Node's pooled buffers, since a listener may keep a chunk.
  */
 import { EventEmitter } from 'node:events';
 import { getSystemErrorName } from 'node:util';
+import type { InPlaceReader } from '../session/relaySocket.js';
 import { DATA_EVENT, DRAIN_EVENT, END_EVENT, ERROR_EVENT, type NativeHandle, type SocketAddon } from './socketAddon.js';
 
 /** Bytes kept while paused before reading stops (a net.Socket's default high-water mark). */
@@ -32,6 +34,10 @@ function socketError(errno: number): NodeJS.ErrnoException {
 
 export class NativeSocket extends EventEmitter {
   destroyed = false;
+  /** write() sends what the kernel takes and copies the rest before it returns. */
+  readonly writesAtOnce = true;
+  /** Takes each chunk before the 'data' listeners, reads in place (see RelaySocket.readInPlace). */
+  private inPlaceReader: InPlaceReader | undefined;
   private readonly handle: NativeHandle;
   private readonly readBuffer: Buffer;
   private flowing = false;
@@ -143,6 +149,10 @@ export class NativeSocket extends EventEmitter {
   private readonly onEvent = (kind: number, value: number): void => {
     if (this.destroyed) return;
     if (kind === DATA_EVENT) {
+      if (this.inPlaceReader !== undefined && this.flowing && this.held.length === 0) {
+        this.dispatch(this.readBuffer.subarray(0, value), false);
+        return;
+      }
       const chunk = Buffer.allocUnsafe(value);
       this.readBuffer.copy(chunk, 0, 0, value);
       this.deliver(chunk);
@@ -159,9 +169,19 @@ export class NativeSocket extends EventEmitter {
     }
   };
 
+  readInPlace(reader: InPlaceReader | undefined): void {
+    this.inPlaceReader = reader;
+  }
+
+  /** A chunk to the in-place reader, then to the 'data' listeners (a copy of one that is not `owned`). */
+  private dispatch(chunk: Buffer, owned: boolean): void {
+    this.inPlaceReader?.(chunk, owned);
+    if (this.listenerCount('data') > 0) this.emit('data', owned ? chunk : Buffer.from(chunk));
+  }
+
   private deliver(chunk: Buffer): void {
     if (this.flowing && this.held.length === 0) {
-      this.emit('data', chunk);
+      this.dispatch(chunk, true);
       return;
     }
     this.held.push(chunk);
@@ -181,7 +201,7 @@ export class NativeSocket extends EventEmitter {
     while (this.flowing && !this.destroyed && this.held.length > 0) {
       const chunk = this.held.shift() as Buffer;
       this.heldBytes -= chunk.length;
-      this.emit('data', chunk);
+      this.dispatch(chunk, true);
     }
     if (!this.flowing || this.destroyed) return;
     if (this.readEnded) this.emitEnd();
@@ -206,7 +226,7 @@ export class NativeSocket extends EventEmitter {
     if (this.destroyed) return;
     // What the peer sent before the failure (a server's last words before a reset) comes first, paused
     // or not: at most the high-water mark, and the failure must not wait for a reader that may never read.
-    while (this.held.length > 0 && !this.destroyed) this.emit('data', this.held.shift() as Buffer);
+    while (this.held.length > 0 && !this.destroyed) this.dispatch(this.held.shift() as Buffer, true);
     this.heldBytes = 0;
     if (this.destroyed) return;
     const error = socketError(errno);

@@ -14,34 +14,16 @@
  *
  * Backpressure: when the target's buffer is full the source is paused until 'drain'; while an
  * asynchronous hook works, the source is paused too and the rest of the chunk waits.
+ *
+ * In place: from a source that reads into one buffer of its own (the native sockets'
+ * readInPlace), toward a target that keeps nothing past write(), a chunk is walked and forwarded
+ * where it lies, with no copy; the moment a hook is to see a message of it (it may keep it, and
+ * answer later) the chunk is copied first, and so is anything queued from it that must outlive the
+ * call.
  */
 import type { RelaySocket } from './relaySocket.js';
+import { DROP_MESSAGE, INJECT_AFTER, type PumpFailure, type PumpHandler } from './pumpHandler.js';
 import type { MessageVerdict } from './sessionHooks.js';
-
-/** `observe` results: forward the message, or drop it; either may ask for injected bytes after it. */
-export const FORWARD = 0;
-export const DROP_MESSAGE = 1;
-export const INJECT_AFTER = 2;
-
-export interface PumpHandler {
-  /** Sees the header of each message that is not intercepted (type and first body byte, 0 if none). */
-  observe(type: number, firstBodyByte: number): number;
-  /**
-   * For a type the pump intercepts on demand (2 in its table): whether to take this message whole.
-   * chunk[start..end) is the whole message when it is all in this chunk (end -1: it is not), to be
-   * read in place, not kept.
-   */
-  wantsWhole?(type: number, chunk: Buffer, start: number, end: number): boolean;
-  /**
-   * A whole intercepted message (for a type in `runs`: one or more whole messages of that type,
-   * back to back); returns what to forward instead (undefined: the same bytes).
-   */
-  intercept(message: Buffer): MessageVerdict | Promise<MessageVerdict>;
-  /** Bytes due right after the current message (replies the proxy queued in order). */
-  takeAfter(): Buffer[];
-  /** A malformed or oversized message, or a failing hook: the session answers and closes. */
-  onFailure(reason: PumpFailure): void;
-}
 
 /** How an intercepted message was settled. */
 const UNCHANGED = 0;   // forward the same bytes: left in place
@@ -51,11 +33,6 @@ const SUSPENDED = 2;   // the hook went asynchronous, or failed: processing stop
 const NO_RUNS = new Uint8Array(256);
 /** Up to this many bytes in all, several pieces due at once are copied into one buffer and written once. */
 const GATHER_BYTES = 16 * 1024;
-
-export type PumpFailure =
-  | { kind: 'invalid-type'; type: number }
-  | { kind: 'invalid-length'; type: number; length: number }
-  | { kind: 'hook-failed'; error: unknown };
 
 export class MessagePump {
   /** Counts incoming chunks; the idle timer compares it between ticks. */
@@ -76,6 +53,10 @@ export class MessagePump {
   private runChunk: Buffer | null = null;
   private runFrom = 0;
   private runTo = 0;
+  /** Chunks come in the source's reading buffer (readInPlace): copied before anything keeps them. */
+  private readingInPlace = false;
+  /** The chunk being walked while it lies in that buffer (null once copied, or when it does not). */
+  private inPlaceChunk: Buffer | null = null;
 
   constructor(
     private readonly source: RelaySocket,
@@ -87,13 +68,21 @@ export class MessagePump {
   ) {}
 
   start(initialBytes?: Buffer): void {
-    this.source.on('data', this.onData);
+    // In place only toward a target that keeps nothing it is given past write(): what the pump
+    // forwards as it came is written from the reading buffer itself.
+    if (this.source.readInPlace !== undefined && this.target.writesAtOnce === true) {
+      this.readingInPlace = true;
+      this.source.readInPlace(this.onChunk);
+    } else {
+      this.source.on('data', this.onData);
+    }
     if (initialBytes && initialBytes.length > 0) this.onData(initialBytes);
   }
 
   stop(): void {
     this.stopped = true;
-    this.source.off('data', this.onData);
+    if (this.readingInPlace) this.source.readInPlace?.(undefined);
+    else this.source.off('data', this.onData);
     this.target.off('drain', this.onDrain);
     this.backlog.length = 0;
   }
@@ -110,6 +99,42 @@ export class MessagePump {
     if (this.hookBusy) this.backlog.push(chunk);
     else this.process(chunk, 0);
   };
+
+  private readonly onChunk = (chunk: Buffer, owned: boolean): void => {
+    if (owned) {
+      this.onData(chunk);
+      return;
+    }
+    this.activity++;
+    if (this.stopped) return;
+    if (this.hookBusy) {
+      this.backlog.push(Buffer.from(chunk));
+      return;
+    }
+    this.inPlaceChunk = chunk;
+    this.process(chunk, 0);
+    if (this.inPlaceChunk === null) return;
+    this.inPlaceChunk = null;
+    // Pieces still queued (a hook went asynchronous, the session ended) must outlive the reading buffer.
+    this.keepQueued(chunk.buffer);
+  };
+
+  /**
+   * The chunk being walked, as one that may be kept: a copy, at the same offsets, of one that lies
+   * in the source's reading buffer (pieces of it already queued are copied on the way out).
+   */
+  private kept(chunk: Buffer): Buffer {
+    if (chunk !== this.inPlaceChunk) return chunk;
+    this.keepQueued(chunk.buffer);
+    this.inPlaceChunk = null;
+    return Buffer.from(chunk);
+  }
+
+  /** Replaces the queued pieces that lie in `reading` (the source's reading buffer) with copies. */
+  private keepQueued(reading: ArrayBufferLike): void {
+    const out = this.out;
+    for (let i = 0; i < out.length; i++) if ((out[i] as Buffer).buffer === reading) out[i] = Buffer.from(out[i] as Buffer);
+  }
 
   private readonly onDrain = (): void => {
     this.waitingForDrain = false;
@@ -134,6 +159,8 @@ export class MessagePump {
       pos += n;
       if (this.frameFilled < frame.length) return;
       this.frame = null;
+      // A hook that answers later resumes the walk on the chunk: kept.
+      chunk = this.kept(chunk);
       const outcome = this.deliverIntercepted(frame, chunk, pos);
       if (outcome === SUSPENDED) return;
       if (outcome === UNCHANGED) this.push(frame);
@@ -174,6 +201,8 @@ export class MessagePump {
       if (whole === 2 && length > 4 && available < 6) break;
       if (whole === 1 || (whole === 2 && this.handler.wantsWhole?.(type, chunk, pos, total <= available ? pos + total : -1) !== false)) {
         if (total <= available) {
+          // The hook may keep the message, and resume the walk later: both from a kept chunk.
+          chunk = this.kept(chunk);
           const end = this.runs[type] === 1 ? wholeRunEnd(chunk, pos + total, type, limit) : pos + total;
           const frame = chunk.subarray(pos, end);
           this.runChunk = chunk;

@@ -27,4 +27,14 @@ export interface RelaySocket {
   resume(): void;
   cork(): void;
   uncork(): void;
+  /**
+   * Optional (the native sockets): hands each chunk read to `reader` before any 'data' listener.
+   * A chunk not `owned` lies in the socket's reading buffer, overwritten by the next read: it is
+   * valid during the call only, and the reader copies whatever it keeps. Undefined: stops it.
+   */
+  readInPlace?(reader: InPlaceReader | undefined): void;
+  /** True when write() sends or copies its bytes before it returns: they may be overwritten after. */
+  readonly writesAtOnce?: boolean;
 }
+
+export type InPlaceReader = (chunk: Buffer, owned: boolean) => void;
