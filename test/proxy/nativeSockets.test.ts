@@ -190,6 +190,27 @@ describe.skipIf(!built)('a socket handed to the native addon', () => {
     expect(digest(await collect(ours, bytes.length))).toBe(digest(bytes));
   });
 
+  it('reads on after a reader that pauses at each chunk has taken what was held past the high-water mark', async () => {
+    const { ours, peer } = await pair();
+    const bytes = randomBytes(1 << 20);
+    peer.write(bytes);
+    // Paused: the reads held reach the high-water mark and reading stops.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const received: Buffer[] = [];
+    let length = 0;
+    // A reader that pauses at every chunk (as the relay does while a hook works) and resumes a turn later.
+    ours.on('data', (chunk) => {
+      received.push(chunk);
+      length += chunk.length;
+      ours.pause();
+      setImmediate(() => ours.resume());
+    });
+    ours.resume();
+    for (let i = 0; i < 400 && length < bytes.length; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(length).toBe(bytes.length);
+    expect(digest(Buffer.concat(received))).toBe(digest(bytes));
+  });
+
   it("delivers the peer's FIN as 'end' after the data before it, then closes", async () => {
     const { ours, peer } = await pair();
     peer.end('last words');

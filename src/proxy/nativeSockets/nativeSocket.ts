@@ -44,6 +44,8 @@ export class NativeSocket extends EventEmitter {
   private readonly held: Buffer[] = [];
   private heldBytes = 0;
   private flowScheduled = false;
+  /** Reading was stopped because what was held reached the high-water mark: flow() starts it again. */
+  private readingStopped = false;
   /** The peer's FIN was read; 'end' follows once what was held before it has been delivered. */
   private readEnded = false;
   private endEmitted = false;
@@ -143,7 +145,9 @@ export class NativeSocket extends EventEmitter {
   resume(): void {
     if (this.destroyed || this.flowing) return;
     this.flowing = true;
-    if (this.held.length > 0 || this.readEnded) this.scheduleFlow();
+    // Reading stopped for what was held: it starts again here even when a reader that paused at the
+    // last held chunk has emptied the queue.
+    if (this.held.length > 0 || this.readEnded || this.readingStopped) this.scheduleFlow();
   }
 
   private readonly onEvent = (kind: number, value: number): void => {
@@ -186,7 +190,10 @@ export class NativeSocket extends EventEmitter {
     }
     this.held.push(chunk);
     this.heldBytes += chunk.length;
-    if (this.heldBytes >= HIGH_WATER_BYTES) this.addon.setReading(this.handle, false);
+    if (this.heldBytes >= HIGH_WATER_BYTES) {
+      this.readingStopped = true;
+      this.addon.setReading(this.handle, false);
+    }
   }
 
   private scheduleFlow(): void {
@@ -204,8 +211,12 @@ export class NativeSocket extends EventEmitter {
       this.dispatch(chunk, true);
     }
     if (!this.flowing || this.destroyed) return;
-    if (this.readEnded) this.emitEnd();
-    else this.addon.setReading(this.handle, true);
+    if (this.readEnded) {
+      this.emitEnd();
+    } else if (this.readingStopped) {
+      this.readingStopped = false;
+      this.addon.setReading(this.handle, true);
+    }
   };
 
   private emitEnd(): void {
