@@ -14,8 +14,9 @@
  * ratio lines need their targets), PGVEIL_TEST_DATABASE_URL (an existing server instead of an embedded one),
  * PGVEIL_BENCH_UPSTREAM=socket (PgBouncer, pgveil and the pipe reach PostgreSQL over its Unix-domain
  * socket, as when they run on the database host; embedded server only), PGVEIL_BENCH_BASELINE_DIST
- * (another build's dist/, e.g. a worktree of the last commit: its proxy with the same policy file is
- * the target baseline+policy, alternated with the others, and this build / baseline is printed).
+ * (another build's dist/, e.g. a worktree of the last commit: its proxy without and with the same
+ * policy file are the targets baseline and baseline+policy, alternated with the others, and this
+ * build / baseline is printed for each).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,7 +37,7 @@ const ROWS = Number(process.env.PGVEIL_BENCH_ROWS ?? 2_000_000);
 const ACCOUNT = { email: 'bench@example.com', password: 'bench-password' };
 const run = promisify(execFile);
 
-type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil-streams' | 'pgveil+policy' | 'baseline+policy' | 'node-pipe' | 'native-pipe' | 'native-io';
+type TargetName = 'direct' | 'pgbouncer' | 'pgveil' | 'pgveil-streams' | 'pgveil+policy' | 'baseline' | 'baseline+policy' | 'node-pipe' | 'native-pipe' | 'native-io';
 
 /** Built by `npm run bench:native-pipe` (bench:proxy runs it first); without it the native-pipe row is left out. */
 const NATIVE_PIPE_ADDON = new URL('./nativePipe/build/Release/native_pipe.node', import.meta.url);
@@ -93,9 +94,8 @@ async function main(): Promise<void> {
     if (overSocket && !database.socketDir) throw new Error('PGVEIL_BENCH_UPSTREAM=socket needs the embedded server');
     const upstreamHost = overSocket ? (database.socketDir as string) : database.host;
     const upstream = { host: upstreamHost, port: database.port, user: database.user, password: database.password, sslmode: 'disable' as const };
-    const proxy = await startProcess('./proxyProcess.ts', {
-      PGVEIL_BENCH_PROXY: JSON.stringify({ upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT }),
-    });
+    const plainConfig = JSON.stringify({ upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT });
+    const proxy = await startProcess('./proxyProcess.ts', { PGVEIL_BENCH_PROXY: plainConfig });
     cleanup.unshift(() => proxy.stop());
     const streamsProxy = await startProcess('./proxyProcess.ts', {
       PGVEIL_BENCH_PROXY: JSON.stringify({ upstream, databases: { [pgveilDatabase]: database.database }, account: ACCOUNT, nativeSocketIo: false }),
@@ -114,6 +114,8 @@ async function main(): Promise<void> {
     const baselineDist = process.env.PGVEIL_BENCH_BASELINE_DIST;
     const baselineProxy = baselineDist === undefined ? undefined : await startProcess('./proxyProcess.ts', { PGVEIL_BENCH_PROXY: policyConfig, PGVEIL_BENCH_DIST: baselineDist });
     if (baselineProxy !== undefined) cleanup.unshift(() => baselineProxy.stop());
+    const plainBaselineProxy = baselineDist === undefined ? undefined : await startProcess('./proxyProcess.ts', { PGVEIL_BENCH_PROXY: plainConfig, PGVEIL_BENCH_DIST: baselineDist });
+    if (plainBaselineProxy !== undefined) cleanup.unshift(() => plainBaselineProxy.stop());
     const pipe = await startProcess('./nodePipeProcess.ts', { PG_HOST: upstreamHost, PG_PORT: String(database.port) });
     cleanup.unshift(() => pipe.stop());
     const nativePipe = existsSync(NATIVE_PIPE_ADDON) ? await startProcess('./nativePipeProcess.ts', { PG_HOST: upstreamHost, PG_PORT: String(database.port) }) : undefined;
@@ -136,7 +138,8 @@ async function main(): Promise<void> {
     ];
     if (nativePipe !== undefined) targets.push({ name: 'native-pipe', pid: nativePipe.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(nativePipe.port) } });
     if (nativeIo !== undefined) targets.push({ name: 'native-io', pid: nativeIo.pid, env: { ...directEnv, PGHOST: '127.0.0.1', PGPORT: String(nativeIo.port) } });
-    if (baselineProxy !== undefined) {
+    if (baselineProxy !== undefined && plainBaselineProxy !== undefined) {
+      targets.push({ name: 'baseline', pid: plainBaselineProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(plainBaselineProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } });
       targets.push({ name: 'baseline+policy', pid: baselineProxy.pid, env: { PGHOST: '127.0.0.1', PGPORT: String(baselineProxy.port), PGUSER: ACCOUNT.email, PGPASSWORD: ACCOUNT.password, PGDATABASE: pgveilDatabase } });
     }
     const only = process.env.PGVEIL_BENCH_TARGETS?.split(',');
@@ -201,14 +204,16 @@ async function main(): Promise<void> {
       process.stdout.write(`${mode.padEnd(9)} ${format(w as number)} vs ${format(v as number)} tps = ${((w as number) / (v as number)).toFixed(2)} x${spread}   CPU ${(cw as number).toFixed(1)} vs ${(cv as number).toFixed(1)} µs per transaction\n`);
     }
     if (baselineProxy !== undefined) {
-      process.stdout.write('this build / the baseline build, both with the policy file (median of the per-round ratios):\n');
-      for (const mode of modes) {
-        const perRound = (values: Map<string, number[]>): string => {
-          const ours = values.get(`pgveil+policy/${mode}`) ?? [];
-          const theirs = values.get(`baseline+policy/${mode}`) ?? [];
-          return median(ours.map((value, i) => value / (theirs[i] as number))).toFixed(2);
-        };
-        process.stdout.write(`${mode.padEnd(9)} tps ${perRound(results)} x   CPU per transaction ${perRound(cpuPerTransaction)} x\n`);
+      process.stdout.write('this build / the baseline build, without and with the policy file (median of the per-round ratios):\n');
+      for (const [ours, theirs] of [['pgveil', 'baseline'], ['pgveil+policy', 'baseline+policy']] as const) {
+        for (const mode of modes) {
+          const perRound = (values: Map<string, number[]>): string => {
+            const mine = values.get(`${ours}/${mode}`) ?? [];
+            const base = values.get(`${theirs}/${mode}`) ?? [];
+            return median(mine.map((value, i) => value / (base[i] as number))).toFixed(2);
+          };
+          process.stdout.write(`${ours.padEnd(14)} ${mode.padEnd(9)} tps ${perRound(results)} x   CPU per transaction ${perRound(cpuPerTransaction)} x\n`);
+        }
       }
     }
     process.stdout.write('CPU of the middle process per transaction (median, user + system; steadier than tps on a busy machine):\n');
