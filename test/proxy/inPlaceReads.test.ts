@@ -10,57 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { frontendMessageLimits, typeSet } from '../../src/proxy/protocol/messageLimits.js';
 import { MessagePump } from '../../src/proxy/session/messagePump.js';
 import { DROP_MESSAGE, FORWARD, INJECT_AFTER, type PumpHandler } from '../../src/proxy/session/pumpHandler.js';
-import type { InPlaceReader, RelaySocket } from '../../src/proxy/session/relaySocket.js';
-
-function message(type: string, body: Buffer): Buffer {
-  const bytes = Buffer.alloc(5 + body.length);
-  bytes.write(type, 0, 'latin1');
-  bytes.writeInt32BE(4 + body.length, 1);
-  body.copy(bytes, 5);
-  return bytes;
-}
-
-/** A source that reads into one buffer, as the addon does, and scribbles over it after each call. */
-class InPlaceSource extends EventEmitter {
-  destroyed = false;
-  writable = true;
-  reader: InPlaceReader | undefined;
-  private readonly reading = Buffer.alloc(128 * 1024);
-  private paused = false;
-  private readonly held: Buffer[] = [];
-  inPlaceCalls = 0;
-
-  readInPlace(reader: InPlaceReader | undefined): void {
-    this.reader = reader;
-  }
-
-  /** One read: in place while flowing, else kept (a copy) for resume, as NativeSocket does. */
-  read(bytes: Buffer): void {
-    if (this.paused || this.held.length > 0) {
-      this.held.push(Buffer.from(bytes));
-      return;
-    }
-    bytes.copy(this.reading);
-    this.inPlaceCalls++;
-    this.reader?.(this.reading.subarray(0, bytes.length), false);
-    this.reading.fill(0xee);
-  }
-
-  pause(): void {
-    this.paused = true;
-  }
-
-  resume(): void {
-    this.paused = false;
-    while (!this.paused && this.held.length > 0) this.reader?.(this.held.shift() as Buffer, true);
-  }
-
-  write(): boolean { return true; }
-  end(): void {}
-  destroy(): void {}
-  cork(): void {}
-  uncork(): void {}
-}
+import type { RelaySocket } from '../../src/proxy/session/relaySocket.js';
+import { InPlaceSource, message } from './support/inPlaceSource.js';
 
 /** A target that sends at once: it copies what it is given. */
 class RecordingTarget extends EventEmitter {

@@ -18,6 +18,21 @@ const HIGH_WATER_BYTES = 64 * 1024;
 /** Corked bytes past which write() says to wait for 'drain' (a Writable's default high-water mark). */
 const WRITE_HIGH_WATER_BYTES = 16 * 1024;
 
+/**
+ * The addon's shared reading buffer, one Buffer object per addon: every socket's in-place reads
+ * are views of the same ArrayBuffer, which is how the pump tells them from buffers of its own.
+ */
+const readBuffers = new WeakMap<SocketAddon, Buffer>();
+
+function readBufferOf(addon: SocketAddon): Buffer {
+  let buffer = readBuffers.get(addon);
+  if (buffer === undefined) {
+    buffer = addon.readBuffer();
+    readBuffers.set(addon, buffer);
+  }
+  return buffer;
+}
+
 /** An error as Node's sockets give one: code and syscall-free message. */
 function socketError(errno: number): NodeJS.ErrnoException {
   let code: string;
@@ -58,7 +73,7 @@ export class NativeSocket extends EventEmitter {
 
   constructor(private readonly addon: SocketAddon, fd: number) {
     super();
-    this.readBuffer = addon.readBuffer();
+    this.readBuffer = readBufferOf(addon);
     this.handle = addon.adopt(fd, this.onEvent);
     addon.setReading(this.handle, true);
   }
