@@ -13,7 +13,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handOverSocket } from '../../src/proxy/nativeSockets/socketHandOver.js';
 import { SOCKET_ADDON_PATH, socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
 import { MessagePump } from '../../src/proxy/session/messagePump.js';
@@ -158,7 +158,10 @@ describe.skipIf(!built)('a socket handed to the native addon', () => {
       (isOwned ? owned : inPlace).push(Buffer.from(chunk));
       if (!isOwned) reading.add(chunk.buffer);
     });
-    ours.on('data', (chunk) => viaData.push(chunk));
+    const onData = (chunk: Buffer): void => { viaData.push(chunk); };
+    ours.on('data', onData);
+    let once = 0;
+    ours.once('data', () => { once++; });
     ours.resume();
     peer.write('first');
     while (inPlace.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -174,10 +177,18 @@ describe.skipIf(!built)('a socket handed to the native addon', () => {
     // In place: one buffer, the addon's, every time; the data listener got buffers of its own.
     expect(reading.size).toBe(1);
     expect(viaData.some((chunk) => reading.has(chunk.buffer))).toBe(false);
+    expect(once).toBe(1);
     ours.readInPlace?.(undefined);
     peer.write('after');
     while (Buffer.concat(viaData).length < 14) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(Buffer.concat(inPlace).toString()).toBe('first');
+    // With no listener left, nothing is emitted (nor copied) for the reader's reads.
+    ours.off('data', onData);
+    ours.readInPlace?.((chunk, isOwned) => { if (!isOwned) inPlace.push(Buffer.from(chunk)); });
+    const emit = vi.spyOn(ours as unknown as { emit: (event: string) => boolean }, 'emit');
+    peer.write('last');
+    while (Buffer.concat(inPlace).length < 9) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(emit.mock.calls.filter(([event]) => event === 'data')).toHaveLength(0);
   });
 
   it('keeps what arrives while paused, in order, and stops reading past the high-water mark', async () => {

@@ -51,6 +51,8 @@ export class NativeSocket extends EventEmitter {
   destroyed = false;
   /** write() sends what the kernel takes and copies the rest before it returns. */
   readonly writesAtOnce = true;
+  /** 'data' listeners registered now. */
+  private dataListeners = 0;
   /** Takes each chunk before the 'data' listeners, reads in place (see RelaySocket.readInPlace). */
   private inPlaceReader: InPlaceReader | undefined;
   private readonly handle: NativeHandle;
@@ -73,6 +75,9 @@ export class NativeSocket extends EventEmitter {
 
   constructor(private readonly addon: SocketAddon, fd: number) {
     super();
+    // Counted as they come and go: asking the emitter on every read costs a megamorphic lookup.
+    this.on('newListener', (event: string | symbol) => { if (event === 'data') this.dataListeners++; });
+    this.on('removeListener', (event: string | symbol) => { if (event === 'data') this.dataListeners--; });
     this.readBuffer = readBufferOf(addon);
     this.handle = addon.adopt(fd, this.onEvent);
     addon.setReading(this.handle, true);
@@ -195,7 +200,7 @@ export class NativeSocket extends EventEmitter {
   /** A chunk to the in-place reader, then to the 'data' listeners (a copy of one that is not `owned`). */
   private dispatch(chunk: Buffer, owned: boolean): void {
     this.inPlaceReader?.(chunk, owned);
-    if (this.listenerCount('data') > 0) this.emit('data', owned ? chunk : Buffer.from(chunk));
+    if (this.dataListeners > 0) this.emit('data', owned ? chunk : Buffer.from(chunk));
   }
 
   private deliver(chunk: Buffer): void {
