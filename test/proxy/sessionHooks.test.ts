@@ -219,6 +219,32 @@ describe('on-demand types', () => {
     }
   });
 
+  it('leave the client paused while a hook is at work on what came with the login', async () => {
+    const calls: string[] = [];
+    const socket = (name: string) => Object.assign(new EventEmitter(), {
+      write: () => true, cork: () => undefined, uncork: () => undefined, destroy: () => undefined, end: () => undefined,
+      pause: () => { calls.push(`${name} pause`); }, resume: () => { calls.push(`${name} resume`); },
+    });
+    let answer: (() => void) | undefined;
+    new SessionRelay({
+      client: socket('client') as unknown as Duplex, upstream: socket('upstream') as unknown as Duplex,
+      hooksFactory: () => ({
+        frontendTypes: 'Q', backendTypes: '',
+        onFrontendMessage: () => new Promise<undefined>((resolve) => { answer = () => resolve(undefined); }),
+        onBackendMessage: () => undefined,
+      }),
+      frontendLimits: frontendMessageLimits(1 << 20), backendLimits: backendMessageLimits(), idleTimeoutMs: 0,
+      logger: pino({ level: 'silent' }), cancelUpstream: () => undefined, onClosed: () => undefined,
+    }, { account: { email: 'a@example.com', roles: [] }, clientDatabase: 'd', upstreamDatabase: 'd', serverParameters: new Map() })
+      .start(serialize.query('SELECT 1'), Buffer.alloc(0));
+    // The upstream flows; the client waits for the hook (what it sends meanwhile is not read on).
+    expect(calls.filter((call) => call.startsWith('client'))).toEqual(['client pause']);
+    expect(calls).toContain('upstream resume');
+    answer?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls.filter((call) => call.startsWith('client'))).toEqual(['client pause', 'client resume']);
+  });
+
   it('are only DataRow, CopyData, NoticeResponse, RowDescription and CommandComplete', () => {
     const sink = Object.assign(new EventEmitter(), { write: () => true, cork: () => undefined, uncork: () => undefined, pause: () => undefined, resume: () => undefined });
     const create = (types: string, runTypes = ''): SessionRelay => new SessionRelay({

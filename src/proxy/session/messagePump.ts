@@ -77,6 +77,8 @@ export class MessagePump {
       this.source.on('data', this.onData);
     }
     if (initialBytes && initialBytes.length > 0) this.onData(initialBytes);
+    // A hook still at work on what came with the login (or a target that is full) keeps the source paused.
+    if (!this.hookBusy && !this.waitingForDrain && !this.stopped) this.source.resume();
   }
 
   stop(): void {

@@ -170,10 +170,9 @@ export class SessionRelay {
     upstream.on('end', this.onUpstreamEnd);
     upstream.on('close', this.onUpstreamEnd);
     upstream.on('error', this.onUpstreamError);
+    // Each pump lets its source flow unless what came with the login keeps it waiting.
     this.backend.start(upstreamBytes);
     this.frontend.start(clientBytes);
-    client.resume();
-    upstream.resume();
     if (this.options.idleTimeoutMs > 0) this.armIdleTimer();
   }
 
