@@ -11,7 +11,7 @@ import { frontendMessageLimits, typeSet } from '../../src/proxy/protocol/message
 import { MessagePump } from '../../src/proxy/session/messagePump.js';
 import { DROP_MESSAGE, FORWARD, INJECT_AFTER, type PumpHandler } from '../../src/proxy/session/pumpHandler.js';
 import type { RelaySocket } from '../../src/proxy/session/relaySocket.js';
-import { InPlaceSource, message } from './support/inPlaceSource.js';
+import { InPlaceSource, later, message } from './support/inPlaceSource.js';
 
 /** A target that sends at once: it copies what it is given. */
 class RecordingTarget extends EventEmitter {
@@ -38,7 +38,6 @@ class RecordingTarget extends EventEmitter {
   resume(): void {}
 }
 
-const later = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
 
 interface Case {
   messages: Buffer[];
@@ -91,13 +90,7 @@ async function run({ messages, cuts, answers }: Case): Promise<{ output: Buffer;
   const pump = new MessagePump(source as unknown as RelaySocket, target as unknown as RelaySocket, frontendMessageLimits(1 << 20), typeSet('QPD'), handler, typeSet('D'));
   pump.start();
   const input = Buffer.concat(messages);
-  let at = 0;
-  for (let i = 0; at < input.length; i++) {
-    const size = cuts[i % cuts.length] as number;
-    source.read(input.subarray(at, at + size));
-    at += size;
-    if (i % 3 === 2) await later();
-  }
+  await source.feed(input, cuts);
   // Hooks that answer later resume the walk a turn or more after: wait until none is pending.
   for (let i = 0; i < 400 && (pending > 0 || Buffer.concat(target.received).length === 0); i++) await later();
   for (let i = 0; i < 5; i++) await later();

@@ -12,7 +12,7 @@ import { typeSet } from '../../src/proxy/protocol/messageLimits.js';
 import { MessagePump } from '../../src/proxy/session/messagePump.js';
 import { FORWARD, INJECT_AFTER, type PumpHandler } from '../../src/proxy/session/pumpHandler.js';
 import type { RelaySocket } from '../../src/proxy/session/relaySocket.js';
-import { InPlaceSource, message } from './support/inPlaceSource.js';
+import { InPlaceSource, later, message } from './support/inPlaceSource.js';
 
 /** As NativeSocket: corked buffers kept as given until uncork; write() false now and then, 'drain' on a later turn. */
 class NativeLikeTarget extends EventEmitter {
@@ -49,7 +49,6 @@ class NativeLikeTarget extends EventEmitter {
   resume(): void {}
 }
 
-const later = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
 const REPLY = message('R', Buffer.from('reply-in-order'));
 const INJECTED = message('I', Buffer.from('injected'));
 
@@ -106,13 +105,7 @@ describe('a pump reading in place, toward a target with NativeSocket semantics',
       pump = new MessagePump(source as unknown as RelaySocket, target as unknown as RelaySocket, new Uint32Array(256).fill(1 << 20), intercepted, handler, typeSet('D'));
       pump.start();
       const input = Buffer.concat(messages);
-      let at = 0;
-      for (let i = 0; at < input.length; i++) {
-        const size = cuts[i % cuts.length] as number;
-        source.read(input.subarray(at, at + size));
-        at += size;
-        if (i % 3 === 2) await later();
-      }
+      await source.feed(input, cuts);
       for (let i = 0; i < 800 && (pending > 0 || source['held'].length > 0); i++) await later();
       for (let i = 0; i < 5; i++) await later();
       pump.stop();

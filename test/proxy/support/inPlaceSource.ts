@@ -15,6 +15,9 @@ export function message(type: string, body: Buffer): Buffer {
   return bytes;
 }
 
+/** A turn of the event loop and a millisecond: hooks that answer "later" answer after one. */
+export const later = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
+
 export class InPlaceSource extends EventEmitter {
   destroyed = false;
   writable = true;
@@ -39,6 +42,17 @@ export class InPlaceSource extends EventEmitter {
     this.reader?.(this.reading.subarray(0, bytes.length), false);
     this.afterCall?.();
     this.reading.fill(0xee);
+  }
+
+  /** Reads `input` cut into pieces of the sizes `cuts` gives in turn, letting a turn pass every third read. */
+  async feed(input: Buffer, cuts: readonly number[]): Promise<void> {
+    let at = 0;
+    for (let i = 0; at < input.length; i++) {
+      const size = cuts[i % cuts.length] as number;
+      this.read(input.subarray(at, at + size));
+      at += size;
+      if (i % 3 === 2) await later();
+    }
   }
 
   pause(): void {
