@@ -123,7 +123,7 @@ export class MessagePump {
 
   /**
    * The chunk being walked, as one that may be kept: a copy, at the same offsets, of one that lies
-   * in the source's reading buffer (pieces of it already queued are copied on the way out).
+   * in the source's reading buffer (pieces of it already queued are copied too).
    */
   private kept(chunk: Buffer): Buffer {
     if (chunk !== this.inPlaceChunk) return chunk;
