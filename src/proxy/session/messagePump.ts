@@ -117,7 +117,8 @@ export class MessagePump {
     this.process(chunk, 0);
     if (this.inPlaceChunk === null) return;
     this.inPlaceChunk = null;
-    // Pieces still queued (a hook went asynchronous, the session ended) must outlive the reading buffer.
+    // A walk that returned with pieces of the read still queued must not leave them in the reading
+    // buffer. (Today only a stopped pump does, and it writes nothing more: this keeps it so.)
     this.keepQueued(chunk.buffer);
   };
 
