@@ -10,11 +10,17 @@
  * destroyed by the caller, so this addon owns the connection outright and no two libuv handles
  * ever watch one descriptor.
  *
- * Events reach JavaScript through the socket's callback, onEvent(kind, value), made with
- * napi_make_callback so that promises and nextTicks run after it as after Node's own callbacks:
+ * Events reach JavaScript through the socket's callback, onEvent(value, kind), in a callback
+ * scope so that promises and nextTicks run after it as after Node's own callbacks:
  * DATA (value: bytes in the read buffer, valid during the call only), END (the peer closed its
  * side), DRAIN (everything waiting has been sent), ERROR (value: a negative errno). After ERROR
  * or END nothing more is read.
+ *
+ * A socket paired with another (pair()) forwards reads to it without a second call: what DATA's
+ * callback returns is how many bytes, from the start of the read, to send on to the paired socket
+ * as if JavaScript had written them at that moment (after everything it wrote before, before the
+ * nextTicks and promise reactions that follow the callback). While they wait in the paired
+ * socket, the reading socket is not read (its own backpressure, which JavaScript does not see).
  */
 #define _GNU_SOURCE
 #include "socket_io.h"
@@ -59,6 +65,8 @@ static void on_handle_closed(uv_handle_t *handle) {
 /* Stops watching and closes the descriptor (in that order: libuv forgets it before it is reused). */
 void close_socket(struct native_socket *s) {
   if (s->closing) return;
+  pair_sockets(s, NULL);
+  if (s->forwarded_from) pair_sockets(s->forwarded_from, NULL);
   s->closing = true;
   s->io->closing++;
   unlink_socket(s);
@@ -79,7 +87,7 @@ void on_finalize(napi_env env, void *data, void *hint) {
 void update_events(struct native_socket *s) {
   if (s->closing) return;
   int events = 0;
-  if (s->reading && !s->read_ended) events |= UV_READABLE;
+  if (s->reading && !s->read_ended && !s->stalled) events |= UV_READABLE;
   if (s->pending_from < s->pending_to && !s->failed) events |= UV_WRITABLE;
   if (events == s->events) return;
   if (events == 0 || uv_poll_start(&s->poll, events, on_poll) != 0) {
@@ -89,7 +97,7 @@ void update_events(struct native_socket *s) {
   s->events = events;
 }
 
-/* Calls onEvent(kind, value); a throw there is the process's uncaught exception, as in any callback. */
+/* Calls onEvent(value, kind) (DATA: emit_data); a throw there is the process's uncaught exception, as in any callback. */
 static void emit(struct native_socket *s, int kind, int32_t value) {
   if (s->on_event == NULL) return;
   napi_env env = s->env;
@@ -98,7 +106,7 @@ static void emit(struct native_socket *s, int kind, int32_t value) {
   napi_value callback, args[2], result;
   /* The callback is its own receiver (an object at hand; it does not use `this`). */
   if (napi_get_reference_value(env, s->on_event, &callback) == napi_ok && callback != NULL
-      && napi_create_int32(env, kind, &args[0]) == napi_ok && napi_create_int32(env, value, &args[1]) == napi_ok
+      && napi_create_int32(env, value, &args[0]) == napi_ok && napi_create_int32(env, kind, &args[1]) == napi_ok
       && napi_make_callback(env, s->context, callback, callback, 2, args, &result) != napi_ok) {
     bool pending = false;
     napi_value error;
@@ -107,6 +115,93 @@ static void emit(struct native_socket *s, int kind, int32_t value) {
     }
   }
   napi_close_handle_scope(env, scope);
+}
+
+/*
+ * The bytes forwarded to `to` have gone out: its source is read again. Not when they never will
+ * (`to` failed or closed): the source then stays unread, as a writer waiting for a 'drain' that
+ * never comes, so that its unread bytes make its close a reset the client sees.
+ */
+static void unstall_source(struct native_socket *to) {
+  struct native_socket *from = to->forwarded_from;
+  if (from == NULL || !from->stalled) return;
+  from->stalled = false;
+  update_events(from);
+}
+
+/* A stalled source stays so when unpaired, as a stopped pump leaves its source paused; a new pairing starts afresh. */
+void pair_sockets(struct native_socket *s, struct native_socket *to) {
+  if (s->forward_to != NULL) {
+    s->forward_to->forwarded_from = NULL;
+    s->forward_to = NULL;
+  }
+  if (to == NULL) return;
+  if (s->stalled) {
+    s->stalled = false;
+    update_events(s);
+  }
+  if (to->forwarded_from != NULL) pair_sockets(to->forwarded_from, NULL);
+  s->forward_to = to;
+  to->forwarded_from = s;
+}
+
+/*
+ * DATA: onEvent(bytes) (one argument: the commonest event costs one value less), and what it
+ * returns, bytes of the read to forward, sent on to the paired socket inside the callback's scope:
+ * after the function, before the nextTicks and promise reactions the scope runs as it closes.
+ * A failure of that send is reported (ERROR on the paired socket) once the scope has closed, as a
+ * failed write() is. The scope is the one napi_make_callback would open.
+ */
+static void emit_data(struct native_socket *s, size_t got) {
+  if (s->on_event == NULL) return;
+  napi_env env = s->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  napi_value callback, arg, result;
+  napi_callback_scope callback_scope;
+  struct native_socket *failed_peer = NULL;
+  int failure = 0;
+  if (napi_get_reference_value(env, s->on_event, &callback) == napi_ok && callback != NULL
+      && napi_create_int32(env, (int32_t)got, &arg) == napi_ok
+      && napi_open_callback_scope(env, callback, s->context, &callback_scope) == napi_ok) {
+    napi_status called = napi_call_function(env, callback, callback, 1, &arg, &result);
+    napi_value error = NULL;
+    bool pending = false;
+    if (called != napi_ok && napi_is_exception_pending(env, &pending) == napi_ok && pending) napi_get_and_clear_last_exception(env, &error);
+    int32_t forward = 0;
+    if (called == napi_ok && napi_get_value_int32(env, result, &forward) != napi_ok) forward = 0;
+    struct native_socket *to = s->forward_to;
+    if (forward > 0 && to != NULL && !s->closing) {
+      int sent = send_after_pending(to, s->io->read_buffer, (size_t)forward < got ? (size_t)forward : got);
+      if (sent < 0 && sent != -EPIPE) {
+        failed_peer = to;
+        failure = sent;
+      } else if (sent == 0) {
+        s->stalled = true;
+        update_events(s);
+      }
+    }
+    napi_close_callback_scope(env, callback_scope);
+    if (error != NULL) napi_fatal_exception(env, error);
+  }
+  napi_close_handle_scope(env, scope);
+  /* The scope's nextTicks may have closed it: a closed socket is reported to nobody. */
+  if (failed_peer != NULL && !failed_peer->closing) emit(failed_peer, EVENT_ERROR, failure);
+}
+
+int send_after_pending(struct native_socket *s, const char *bytes, size_t length) {
+  if (s->closing || s->failed || s->write_shut || s->shut_after_send) return -EPIPE;
+  if (s->pending_from < s->pending_to) return keep_pending(s, bytes, length) ? 0 : -ENOMEM;
+  ssize_t sent = send_some(s->fd, bytes, length);
+  if (sent < 0) {
+    s->failed = true;
+    update_events(s);
+    return (int)sent;
+  }
+  if ((size_t)sent == length) return 1;
+  if (!keep_pending(s, bytes + sent, length - (size_t)sent)) return -ENOMEM;
+  update_events(s);
+  return 0;
 }
 
 bool keep_pending(struct native_socket *s, const char *bytes, size_t length) {
@@ -177,7 +272,7 @@ static void on_poll(uv_poll_t *handle, int status, int events) {
     while (s->reading && !s->read_ended && !s->closing) {
       ssize_t got = read_some(s);
       if (got > 0) {
-        emit(s, EVENT_DATA, (int32_t)got);
+        emit_data(s, (size_t)got);
         continue;
       }
       if (got < 0 && !nothing_yet(got)) error = (int)got;
@@ -205,6 +300,7 @@ static void on_poll(uv_poll_t *handle, int status, int events) {
     }
     if (s->pending_from == s->pending_to) {
       update_events(s);
+      unstall_source(s);
       emit(s, EVENT_DRAIN, 0);
       if (s->closing) return;
     }
@@ -212,7 +308,7 @@ static void on_poll(uv_poll_t *handle, int status, int events) {
   if ((events & UV_READABLE) && s->reading && !s->read_ended) {
     ssize_t got = read_some(s);
     if (got > 0) {
-      emit(s, EVENT_DATA, (int32_t)got);
+      emit_data(s, (size_t)got);
     } else if (got == 0) {
       s->read_ended = true;
       update_events(s);

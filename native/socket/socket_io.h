@@ -49,9 +49,12 @@ struct native_socket {
   bool handle_closed;   /* libuv is done with the poll handle */
   bool finalized;       /* JavaScript's handle is gone */
   bool tearing_down;    /* the environment is going away: no more N-API calls */
+  bool stalled;         /* what was forwarded waits in forward_to: no reads until it has gone out */
   char *pending;        /* bytes the kernel did not take yet: pending[from..to) */
   size_t pending_from, pending_to, pending_capacity;
   struct native_socket *previous, *next;
+  /* Paired (pair()): what DATA's callback returns of a read is sent on to forward_to, which knows its forwarded_from. */
+  struct native_socket *forward_to, *forwarded_from;
 };
 
 /* The environment going away waits for this: the addon may be unloaded right after. */
@@ -68,5 +71,9 @@ bool keep_pending(struct native_socket *s, const char *bytes, size_t length);
 ssize_t send_some(int fd, const char *bytes, size_t length);
 /* After the last waiting byte: the FIN end() asked for. 0 or a negative errno. */
 int shut_if_asked(struct native_socket *s);
+/* Sends bytes after whatever waits on `s` (keeping what the kernel does not take): 1 all sent, 0 some waits, or a negative errno (`s` failed). */
+int send_after_pending(struct native_socket *s, const char *bytes, size_t length);
+/* Forwards `s`'s reads to `to` (NULL: no longer), undoing any earlier pairing of either. */
+void pair_sockets(struct native_socket *s, struct native_socket *to);
 
 #endif

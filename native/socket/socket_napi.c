@@ -1,6 +1,6 @@
 /*
- * The socket addon's N-API surface: adopt(fd, onEvent), setReading, write, shutdown, pendingBytes,
- * close and readBuffer (src/proxy/nativeSockets/socketAddon.ts types them), the per-environment
+ * The socket addon's N-API surface: adopt(fd, onEvent), setReading, write, pair, shutdown,
+ * pendingBytes, close and readBuffer (src/proxy/nativeSockets/socketAddon.ts types them), the per-environment
  * state and its teardown. Every argument is checked here; the poll/send core is socket_io.c.
  */
 #define _GNU_SOURCE
@@ -116,21 +116,28 @@ static napi_value write_bytes(napi_env env, napi_callback_info info) {
   void *data = NULL;
   size_t length = 0;
   if (napi_get_buffer_info(env, argv[1], &data, &length) != napi_ok) return throw_error(env, "write(socket, buffer)");
-  if (s->closing || s->failed || s->write_shut || s->shut_after_send) return int_value(env, -EPIPE);
-  if (s->pending_from < s->pending_to) {
-    if (!keep_pending(s, data, length)) return int_value(env, -ENOMEM);
-    return int_value(env, 0);
+  return int_value(env, send_after_pending(s, data, length));
+}
+
+/*
+ * pair(socket, to): what DATA's callback on `socket` returns is how many bytes of the read to send
+ * on to `to` (null: none from now on). A socket forwards to one other and is forwarded to by one.
+ */
+static napi_value pair(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  struct native_socket *s = arguments(env, info, 2, argv);
+  if (s == NULL) return NULL;
+  napi_valuetype type = napi_undefined;
+  if (napi_typeof(env, argv[1], &type) != napi_ok) return throw_error(env, "pair(socket, socket | null)");
+  struct native_socket *to = NULL;
+  if (type != napi_null) {
+    to = socket_of(env, argv[1]);
+    if (to == NULL || to == s) return throw_error(env, "pair(socket, socket | null)");
+    if (to->closing) return NULL;
   }
-  ssize_t sent = send_some(s->fd, data, length);
-  if (sent < 0) {
-    s->failed = true;
-    update_events(s);
-    return int_value(env, (int32_t)sent);
-  }
-  if ((size_t)sent == length) return int_value(env, 1);
-  if (!keep_pending(s, (const char *)data + sent, length - (size_t)sent)) return int_value(env, -ENOMEM);
-  update_events(s);
-  return int_value(env, 0);
+  if (s->closing) return NULL;
+  pair_sockets(s, to);
+  return NULL;
 }
 
 /* shutdown(socket): a FIN after whatever waits; 0 or a negative errno. */
@@ -203,7 +210,7 @@ static napi_value init(napi_env env, napi_value exports) {
   if (napi_add_async_cleanup_hook(env, on_env_cleanup, io, NULL) != napi_ok) return throw_error(env, "cannot initialise the socket addon");
   const struct { const char *name; napi_callback fn; } functions[] = {
     { "adopt", adopt }, { "setReading", set_reading }, { "write", write_bytes }, { "shutdown", shutdown_socket },
-    { "pendingBytes", pending_bytes }, { "close", close_native }, { "readBuffer", read_buffer },
+    { "pendingBytes", pending_bytes }, { "close", close_native }, { "readBuffer", read_buffer }, { "pair", pair },
   };
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;

@@ -7,11 +7,16 @@
  * (`readInPlace`: the relay's message pump) gets each read in the addon's shared buffer itself,
  * while flowing with nothing held, and copies what it keeps; otherwise each read is copied out
  * into one of Node's pooled buffers, since a listener may keep a chunk.
+ *
+ * Forwarding: when that reader writes the read as it lies (from its first byte) to the socket it
+ * named (`readInPlace`'s target), the write is not made: the addon sends those bytes on when the
+ * read's callback returns, one crossing into C per read instead of two. The target sends them
+ * first, itself, before anything written, corked or ended after them within the read.
  */
 import { EventEmitter } from 'node:events';
 import { getSystemErrorName } from 'node:util';
-import type { InPlaceReader } from '../session/relaySocket.js';
-import { DATA_EVENT, DRAIN_EVENT, END_EVENT, ERROR_EVENT, type NativeHandle, type SocketAddon } from './socketAddon.js';
+import type { InPlaceReader, RelaySocket } from '../session/relaySocket.js';
+import { DRAIN_EVENT, END_EVENT, ERROR_EVENT, type NativeHandle, type SocketAddon } from './socketAddon.js';
 
 /** Bytes kept while paused before reading stops (a net.Socket's default high-water mark). */
 const HIGH_WATER_BYTES = 64 * 1024;
@@ -72,6 +77,14 @@ export class NativeSocket extends EventEmitter {
   private corkedBytes = 0;
   /** A write returned false: 'drain' is due once everything has gone out. */
   private needDrain = false;
+  /** Where the addon forwards what the in-place reader writes of a read there (readInPlace's target). */
+  private forwardTarget: NativeSocket | null = null;
+  /** The socket forwarding its reads here, if any. */
+  private forwardSource: NativeSocket | null = null;
+  /** The length of the read being handed to the in-place reader (-1: none now). */
+  private inPlaceBytes = -1;
+  /** Bytes from that read's start written to forwardTarget: sent on by the addon after the callback. */
+  private forwardDue = 0;
 
   constructor(private readonly addon: SocketAddon, fd: number) {
     super();
@@ -89,11 +102,21 @@ export class NativeSocket extends EventEmitter {
 
   /** Bytes written but not yet taken by the kernel. */
   get writableLength(): number {
-    return this.destroyed ? 0 : this.addon.pendingBytes(this.handle);
+    return this.destroyed ? 0 : this.addon.pendingBytes(this.handle) + (this.forwardSource?.forwardDue ?? 0);
   }
 
   write(bytes: Buffer): boolean {
     if (this.destroyed || this.writeEnded) return false;
+    const source = this.forwardSource;
+    if (source !== null) {
+      // The read its source is handing over, from its first byte, and nothing written since: forwarded.
+      if (source.forwardDue === 0 && bytes.length <= source.inPlaceBytes && this.corks === 0 && !source.destroyed
+        && bytes.byteOffset === source.readBuffer.byteOffset && bytes.buffer === source.readBuffer.buffer) {
+        source.forwardDue = bytes.length;
+        return !this.needDrain;
+      }
+      source.sendForwardDue();
+    }
     if (this.corks > 0) {
       // As a corked Writable: kept, and past the high-water mark the writer is told to wait.
       this.corked.push(bytes);
@@ -120,6 +143,15 @@ export class NativeSocket extends EventEmitter {
     if (this.send(pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces)) && this.needDrain) process.nextTick(this.drained);
   }
 
+  /** What was written of the read being handed over, sent now: something is to go out after it. */
+  private sendForwardDue(): void {
+    const due = this.forwardDue;
+    const target = this.forwardTarget;
+    if (due === 0 || target === null) return;
+    this.forwardDue = 0;
+    if (!target.destroyed && !target.send(this.readBuffer.subarray(0, due))) target.needDrain = true;
+  }
+
   /** Hands bytes to the addon: true when the kernel took them all (else a DRAIN event follows, or a failure). */
   private send(bytes: Buffer): boolean {
     const result = this.addon.write(this.handle, bytes);
@@ -139,6 +171,7 @@ export class NativeSocket extends EventEmitter {
 
   end(bytes?: Buffer): void {
     if (this.destroyed || this.writeEnded) return;
+    this.forwardSource?.sendForwardDue();
     if (bytes !== undefined && bytes.length > 0) this.write(bytes);
     if (this.corks > 0) {
       this.corks = 1;
@@ -152,6 +185,9 @@ export class NativeSocket extends EventEmitter {
 
   destroy(): void {
     if (this.destroyed) return;
+    // Written before it went: sent, as a write made then would have been.
+    this.sendForwardDue();
+    this.forwardSource?.sendForwardDue();
     this.destroyed = true;
     this.held.length = 0;
     this.addon.close(this.handle);
@@ -170,17 +206,11 @@ export class NativeSocket extends EventEmitter {
     if (this.held.length > 0 || this.readEnded || this.readingStopped) this.scheduleFlow();
   }
 
-  private readonly onEvent = (kind: number, value: number): void => {
-    if (this.destroyed) return;
-    if (kind === DATA_EVENT) {
-      if (this.inPlaceReader !== undefined && this.flowing && this.held.length === 0) {
-        this.dispatch(this.readBuffer.subarray(0, value), false);
-        return;
-      }
-      const chunk = Buffer.allocUnsafe(value);
-      this.readBuffer.copy(chunk, 0, 0, value);
-      this.deliver(chunk);
-    } else if (kind === END_EVENT) {
+  /** The addon's events; for a read (no kind), how many of its bytes the addon sends on to forwardTarget. */
+  private readonly onEvent = (value: number, kind?: number): number => {
+    if (this.destroyed) return 0;
+    if (kind === undefined) return this.read(value);
+    if (kind === END_EVENT) {
       this.readEnded = true;
       // As Node's sockets: 'end' at once when nothing read waits for the reader, even while paused
       // (a session held up by a hook still sees its client go).
@@ -191,10 +221,39 @@ export class NativeSocket extends EventEmitter {
     } else if (kind === ERROR_EVENT) {
       this.fail(value);
     }
+    return 0;
   };
 
-  readInPlace(reader: InPlaceReader | undefined): void {
+  private read(bytes: number): number {
+    if (this.inPlaceReader !== undefined && this.flowing && this.held.length === 0) {
+      let forward = 0;
+      this.inPlaceBytes = bytes;
+      try {
+        this.dispatch(this.readBuffer.subarray(0, bytes), false);
+      } finally {
+        this.inPlaceBytes = -1;
+        forward = this.forwardDue;
+        this.forwardDue = 0;
+      }
+      return forward;
+    }
+    const chunk = Buffer.allocUnsafe(bytes);
+    this.readBuffer.copy(chunk, 0, 0, bytes);
+    this.deliver(chunk);
+    return 0;
+  }
+
+  /** `target`: the socket the reader writes to, whose writes of a read as it lies the addon forwards (another NativeSocket of this addon). */
+  readInPlace(reader: InPlaceReader | undefined, target?: RelaySocket): void {
+    this.sendForwardDue();
     this.inPlaceReader = reader;
+    const to = reader !== undefined && target instanceof NativeSocket && target.addon === this.addon && !target.destroyed ? target : null;
+    if (to === this.forwardTarget || this.destroyed) return;
+    if (this.forwardTarget !== null) this.forwardTarget.forwardSource = null;
+    if (to !== null && to.forwardSource !== null) to.forwardSource.forwardTarget = null;
+    this.forwardTarget = to;
+    if (to !== null) to.forwardSource = this;
+    this.addon.pair(this.handle, to === null ? null : to.handle);
   }
 
   /** A chunk to the in-place reader, then to the 'data' listeners (a copy of one that is not `owned`). */

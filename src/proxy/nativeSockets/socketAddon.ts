@@ -8,17 +8,25 @@ import { fileURLToPath } from 'node:url';
 /** An open socket of the addon (opaque). */
 export type NativeHandle = object & { readonly nativeHandle: unique symbol };
 
-export const DATA_EVENT = 0;
 export const END_EVENT = 1;
 export const DRAIN_EVENT = 2;
 export const ERROR_EVENT = 3;
 
 export interface SocketAddon {
-  /** A socket over a duplicate of `fd` (the caller then closes its own), not reading yet. */
-  adopt(fd: number, onEvent: (kind: number, value: number) => void): NativeHandle;
+  /**
+   * A socket over a duplicate of `fd` (the caller then closes its own), not reading yet. Its events:
+   * onEvent(bytes) for DATA (the read's length, no kind), which returns how many bytes of the read
+   * to send on to the paired socket (`pair`); onEvent(value, kind) for the others.
+   */
+  adopt(fd: number, onEvent: (value: number, kind?: number) => number): NativeHandle;
   setReading(handle: NativeHandle, on: boolean): void;
   /** 1: all sent; 0: the rest waits in the addon (a DRAIN event follows); < 0: -errno, the socket failed. */
   write(handle: NativeHandle, bytes: Buffer): number;
+  /**
+   * What DATA's callback on `handle` returns is sent on to `to` (null: no longer) before the
+   * callback's nextTicks run; `handle` is not read while those bytes wait in `to`.
+   */
+  pair(handle: NativeHandle, to: NativeHandle | null): void;
   /** A FIN once everything waiting is sent: 0 or -errno. */
   shutdown(handle: NativeHandle): number;
   pendingBytes(handle: NativeHandle): number;
@@ -29,7 +37,7 @@ export interface SocketAddon {
 
 export const SOCKET_ADDON_PATH = fileURLToPath(new URL('../../../native/socket/build/Release/pgveil_socket.node', import.meta.url));
 
-const FUNCTIONS: readonly (keyof SocketAddon)[] = ['adopt', 'setReading', 'write', 'shutdown', 'pendingBytes', 'close', 'readBuffer'];
+const FUNCTIONS: readonly (keyof SocketAddon)[] = ['adopt', 'setReading', 'write', 'pair', 'shutdown', 'pendingBytes', 'close', 'readBuffer'];
 
 /** The addon, or undefined when it is turned off (PGVEIL_NATIVE=0), not built, or not this build's. */
 function load(): SocketAddon | undefined {

@@ -72,7 +72,7 @@ export class MessagePump {
     // forwards as it came is written from the reading buffer itself.
     if (this.source.readInPlace !== undefined && this.target.writesAtOnce === true) {
       this.readingInPlace = true;
-      this.source.readInPlace(this.onChunk);
+      this.source.readInPlace(this.onChunk, this.target);
     } else {
       this.source.on('data', this.onData);
     }

@@ -31,8 +31,10 @@ export interface RelaySocket {
    * Optional (the native sockets): hands each chunk read to `reader` before any 'data' listener.
    * A chunk not `owned` lies in the socket's reading buffer, overwritten by the next read: it is
    * valid during the call only, and the reader copies whatever it keeps. Undefined: stops it.
+   * `target`: where the reader writes; such a pair of native sockets forwards a read the reader
+   * writes as it lies without a second call into the addon (what the reader sees is the same).
    */
-  readInPlace?(reader: InPlaceReader | undefined): void;
+  readInPlace?(reader: InPlaceReader | undefined, target?: RelaySocket): void;
   /** True when write() sends or copies its bytes before it returns: they may be overwritten after. */
   readonly writesAtOnce?: boolean;
 }

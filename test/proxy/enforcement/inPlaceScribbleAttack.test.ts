@@ -1,7 +1,7 @@
 /**
  * In-place reads through a real proxy: the addon's shared read buffer is scribbled over (0xEE) the
- * moment each DATA event's JavaScript returns, so any view of it kept past the call forwards or
- * hands a hook garbage. Sessions of a plaintext role (app) and a masked role (support) run at once,
+ * moment each DATA event's JavaScript returns (what the addon forwards from it, once it has), so
+ * any view of it kept past the call forwards or hands a hook garbage. Sessions of a plaintext role (app) and a masked role (support) run at once,
  * with large results, pipelines and the extended protocol; each must see exactly its own bytes.
  */
 import { serialize } from 'pg-protocol';
@@ -9,33 +9,39 @@ import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { socketAddon } from '../../../src/proxy/nativeSockets/socketAddon.js';
 import { NativeSocket } from '../../../src/proxy/nativeSockets/nativeSocket.js';
-import type { InPlaceReader } from '../../../src/proxy/session/relaySocket.js';
+import type { InPlaceReader, RelaySocket } from '../../../src/proxy/session/relaySocket.js';
 import { openRawSession } from '../support/rawProtocol.js';
 import { APP, SUPPORT, useDirectHarness } from './support/policyHarness.js';
 import { messageTexts } from './support/rawAttempts.js';
 
-const counts = { inPlace: 0, owned: 0, scribbled: 0, corkedPastCall: 0 };
+const counts = { inPlace: 0, owned: 0, scribbled: 0, forwarded: 0, corkedPastCall: 0 };
 const live = new Set<NativeSocket>();
 if (socketAddon !== undefined) {
   const addon = socketAddon;
   const adopt = addon.adopt.bind(addon);
   const shared = addon.readBuffer();
-  addon.adopt = (fd, onEvent) => adopt(fd, (kind, value) => {
-    onEvent(kind, value);
+  addon.adopt = (fd, onEvent) => adopt(fd, (value, kind) => {
+    const forward = onEvent(value, kind);
     for (const socket of live) if ((socket as unknown as { corks: number }).corks !== 0) counts.corkedPastCall++;
-    if (kind === 0) {
-      shared.fill(0xee, 0, value);
+    if (kind === undefined) {
+      // What the addon sends on after the call (forward) is scribbled once it has: in the first nextTick this call schedules.
+      shared.fill(0xee, forward, value);
+      if (forward > 0) {
+        counts.forwarded++;
+        process.nextTick(() => shared.fill(0xee, 0, forward));
+      }
       counts.scribbled++;
     }
+    return forward;
   });
   const readInPlace = NativeSocket.prototype.readInPlace;
-  NativeSocket.prototype.readInPlace = function (this: NativeSocket, reader: InPlaceReader | undefined): void {
+  NativeSocket.prototype.readInPlace = function (this: NativeSocket, reader: InPlaceReader | undefined, target?: RelaySocket): void {
     if (reader === undefined) live.delete(this);
     else live.add(this);
     readInPlace.call(this, reader === undefined ? undefined : (chunk, owned) => {
       counts[owned ? 'owned' : 'inPlace']++;
       reader(chunk, owned);
-    });
+    }, target);
   };
 }
 
@@ -89,6 +95,7 @@ describe.skipIf(socketAddon === undefined)('in-place reads with the shared buffe
     await Promise.all(clients.map((client) => client.end()));
     expect(counts.inPlace - before.inPlace).toBeGreaterThan(100);
     expect(counts.scribbled - before.scribbled).toBeGreaterThan(100);
+    expect(counts.forwarded - before.forwarded).toBeGreaterThan(100);
   }, 180_000);
 
   it('raw pipelines of both protocols from both roles, interleaved', async () => {
