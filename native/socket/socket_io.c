@@ -16,11 +16,12 @@
  * side), DRAIN (everything waiting has been sent), ERROR (value: a negative errno). After ERROR
  * or END nothing more is read.
  *
- * A socket paired with another (pair()) forwards reads to it without a second call: what DATA's
- * callback returns is how many bytes, from the start of the read, to send on to the paired socket
- * as if JavaScript had written them at that moment (after everything it wrote before, before the
- * nextTicks and promise reactions that follow the callback). While they wait in the paired
- * socket, the reading socket is not read (its own backpressure, which JavaScript does not see).
+ * A socket paired with another (pair()) forwards reads to it without a second call: the count
+ * JavaScript leaves in the forward slot (forwardSlot()) when DATA's callback is done is how many
+ * bytes, from the start of the read, to send on to the paired socket, as if it had written them
+ * (JavaScript sends them itself first when anything is to follow them within the callback). While
+ * they wait in the paired socket, the reading socket is not read (its own backpressure, which
+ * JavaScript does not see).
  */
 #define _GNU_SOURCE
 #include "socket_io.h"
@@ -146,47 +147,41 @@ void pair_sockets(struct native_socket *s, struct native_socket *to) {
 }
 
 /*
- * DATA: onEvent(bytes) (one argument: the commonest event costs one value less), and what it
- * returns, bytes of the read to forward, sent on to the paired socket inside the callback's scope:
- * after the function, before the nextTicks and promise reactions the scope runs as it closes.
- * A failure of that send is reported (ERROR on the paired socket) once the scope has closed, as a
- * failed write() is. The scope is the one napi_make_callback would open.
+ * DATA: onEvent(bytes) (one argument: the commonest event costs one value less). What JavaScript
+ * wrote into the forward slot by the time the callback returns (its nextTicks and promise reactions
+ * included: JavaScript sends the bytes itself, and clears the slot, if anything is to follow them
+ * sooner) is sent on to the paired socket; a failure of that send is reported afterwards (ERROR on
+ * the paired socket), as a failed write() is.
  */
 static void emit_data(struct native_socket *s, size_t got) {
   if (s->on_event == NULL) return;
   napi_env env = s->env;
+  struct io_env *io = s->io;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
   napi_value callback, arg, result;
-  napi_callback_scope callback_scope;
-  struct native_socket *failed_peer = NULL;
-  int failure = 0;
+  io->forward_bytes = 0;
   if (napi_get_reference_value(env, s->on_event, &callback) == napi_ok && callback != NULL
       && napi_create_int32(env, (int32_t)got, &arg) == napi_ok
-      && napi_open_callback_scope(env, callback, s->context, &callback_scope) == napi_ok) {
-    napi_status called = napi_call_function(env, callback, callback, 1, &arg, &result);
-    napi_value error = NULL;
+      && napi_make_callback(env, s->context, callback, callback, 1, &arg, &result) != napi_ok) {
     bool pending = false;
-    if (called != napi_ok && napi_is_exception_pending(env, &pending) == napi_ok && pending) napi_get_and_clear_last_exception(env, &error);
-    int32_t forward = 0;
-    if (called == napi_ok && napi_get_value_int32(env, result, &forward) != napi_ok) forward = 0;
-    struct native_socket *to = s->forward_to;
-    if (forward > 0 && to != NULL && !s->closing) {
-      int sent = send_after_pending(to, s->io->read_buffer, (size_t)forward < got ? (size_t)forward : got);
-      if (sent < 0 && sent != -EPIPE) {
-        failed_peer = to;
-        failure = sent;
-      } else if (sent == 0) {
-        s->stalled = true;
-        update_events(s);
-      }
+    napi_value error;
+    if (napi_is_exception_pending(env, &pending) == napi_ok && pending && napi_get_and_clear_last_exception(env, &error) == napi_ok) {
+      napi_fatal_exception(env, error);
     }
-    napi_close_callback_scope(env, callback_scope);
-    if (error != NULL) napi_fatal_exception(env, error);
   }
   napi_close_handle_scope(env, scope);
-  /* The scope's nextTicks may have closed it: a closed socket is reported to nobody. */
-  if (failed_peer != NULL && !failed_peer->closing) emit(failed_peer, EVENT_ERROR, failure);
+  int32_t forward = io->forward_bytes;
+  io->forward_bytes = 0;
+  struct native_socket *to = s->forward_to;
+  if (forward <= 0 || to == NULL || s->closing) return;
+  int sent = send_after_pending(to, io->read_buffer, (size_t)forward < got ? (size_t)forward : got);
+  if (sent == 0) {
+    s->stalled = true;
+    update_events(s);
+  } else if (sent < 0 && sent != -EPIPE) {
+    emit(to, EVENT_ERROR, sent);
+  }
 }
 
 int send_after_pending(struct native_socket *s, const char *bytes, size_t length) {

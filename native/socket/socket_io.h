@@ -26,6 +26,8 @@ struct native_socket;
 /* One per Node environment: the read buffer its sockets share and the sockets still open. */
 struct io_env {
   char read_buffer[READ_BUFFER_BYTES];
+  /* Set by JavaScript during a DATA callback (forwardSlot()): bytes of the read to send on to the paired socket. */
+  int32_t forward_bytes;
   uv_loop_t *loop;
   struct native_socket *open;
   int closing;                                 /* handles whose close callback has not run yet */

@@ -1,6 +1,6 @@
 /*
  * The socket addon's N-API surface: adopt(fd, onEvent), setReading, write, pair, shutdown,
- * pendingBytes, close and readBuffer (src/proxy/nativeSockets/socketAddon.ts types them), the per-environment
+ * pendingBytes, close, readBuffer and forwardSlot (src/proxy/nativeSockets/socketAddon.ts types them), the per-environment
  * state and its teardown. Every argument is checked here; the poll/send core is socket_io.c.
  */
 #define _GNU_SOURCE
@@ -120,8 +120,9 @@ static napi_value write_bytes(napi_env env, napi_callback_info info) {
 }
 
 /*
- * pair(socket, to): what DATA's callback on `socket` returns is how many bytes of the read to send
- * on to `to` (null: none from now on). A socket forwards to one other and is forwarded to by one.
+ * pair(socket, to): what DATA's callback on `socket` leaves in the forward slot is how many bytes of
+ * the read to send on to `to` (null: none from now on). A socket forwards to one other and is
+ * forwarded to by one.
  */
 static napi_value pair(napi_env env, napi_callback_info info) {
   napi_value argv[2];
@@ -179,6 +180,18 @@ static napi_value read_buffer(napi_env env, napi_callback_info info) {
   return buffer;
 }
 
+/* forwardSlot(): 4 bytes, an int32 in the machine's order: what DATA's callback leaves there is forwarded (socket_io.c). */
+static napi_value forward_slot(napi_env env, napi_callback_info info) {
+  (void)info;
+  struct io_env *io = NULL;
+  napi_value buffer;
+  if (napi_get_instance_data(env, (void **)&io) != napi_ok || io == NULL) return throw_error(env, "the addon was not initialised");
+  if (napi_create_external_buffer(env, sizeof io->forward_bytes, &io->forward_bytes, NULL, NULL, &buffer) != napi_ok) {
+    return throw_error(env, "cannot share the forward slot");
+  }
+  return buffer;
+}
+
 /*
  * The environment is going away (a worker thread ends): close what is still open, and let it go
  * once libuv has run every close callback (they call into this addon).
@@ -210,7 +223,7 @@ static napi_value init(napi_env env, napi_value exports) {
   if (napi_add_async_cleanup_hook(env, on_env_cleanup, io, NULL) != napi_ok) return throw_error(env, "cannot initialise the socket addon");
   const struct { const char *name; napi_callback fn; } functions[] = {
     { "adopt", adopt }, { "setReading", set_reading }, { "write", write_bytes }, { "shutdown", shutdown_socket },
-    { "pendingBytes", pending_bytes }, { "close", close_native }, { "readBuffer", read_buffer }, { "pair", pair },
+    { "pendingBytes", pending_bytes }, { "close", close_native }, { "readBuffer", read_buffer }, { "pair", pair }, { "forwardSlot", forward_slot },
   };
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;

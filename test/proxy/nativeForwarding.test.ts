@@ -1,8 +1,8 @@
 /**
- * Forwarding between two native sockets (readInPlace with a target): what the reader writes of a
- * read as it lies goes on from C after the read's callback, without a second call into the addon,
+ * Forwarding between two native sockets (readInPlace with a target): a read the reader writes
+ * whole goes on from C once the read's callback is done, without a second call into the addon,
  * and must behave exactly as the write it replaces: in order with everything written before and
- * after it (in the same read, in a nextTick, corked, in end()), sent even when either socket is
+ * after it (in the same read, in a nextTick or a promise reaction, corked, in end()), sent even when either socket is
  * destroyed within the read, and with backpressure: while forwarded bytes wait in the target, the
  * source is not read, so a target whose peer stops reading holds at most about one read.
  */
@@ -89,16 +89,34 @@ describe.skipIf(addon === undefined)('native sockets forwarding reads to their t
     expect((await second).toString()).toBe('ghi<jkl>|');
   });
 
-  it('a write of the read first, then corked ones: the forwarded bytes go first', async () => {
-    const { sourcePeer, targetPeer } = await forwarding((chunk, to) => {
+  it('a read left to the addon goes before what is written after it: corked, in a nextTick, in a promise reaction', async () => {
+    const write = vi.spyOn(addon!, 'write');
+    const { sourcePeer, targetPeer, target } = await forwarding((chunk, to) => {
+      to.write(chunk);
+      process.nextTick(() => to.write(Buffer.from('!')));
+      void Promise.resolve().then(() => to.write(Buffer.from('?')));
+    });
+    const received = collect(targetPeer, 5);
+    sourcePeer.write('abc');
+    expect((await received).toString()).toBe('abc!?');
+    const corked = await forwarding((chunk, to) => {
       to.write(chunk);
       to.cork();
       to.write(Buffer.from('!'));
       to.uncork();
     });
-    const received = collect(targetPeer, 4);
-    sourcePeer.write('abc');
-    expect((await received).toString()).toBe('abc!');
+    const second = collect(corked.targetPeer, 4);
+    corked.sourcePeer.write('def');
+    expect((await second).toString()).toBe('def!');
+    // Left alone, a read goes on from C: no write into the addon for it.
+    const writes = writesTo(write, target) + writesTo(write, corked.target);
+    const quiet = await forwarding((chunk, to) => { to.write(chunk); });
+    const fourth = collect(quiet.targetPeer, 3);
+    quiet.sourcePeer.write('ghi');
+    expect((await fourth).toString()).toBe('ghi');
+    expect(writesTo(write, quiet.target)).toBe(0);
+    expect(writes).toBeGreaterThan(0);
+    write.mockRestore();
   });
 
   it('sends what was written of a read when the target ends or either socket is destroyed within it', async () => {

@@ -8,10 +8,11 @@
  * while flowing with nothing held, and copies what it keeps; otherwise each read is copied out
  * into one of Node's pooled buffers, since a listener may keep a chunk.
  *
- * Forwarding: when that reader writes the read as it lies (from its first byte) to the socket it
- * named (`readInPlace`'s target), the write is not made: the addon sends those bytes on when the
- * read's callback returns, one crossing into C per read instead of two. The target sends them
- * first, itself, before anything written, corked or ended after them within the read.
+ * Forwarding: when that reader writes the read it was handed, whole, to the socket it named
+ * (`readInPlace`'s target), the write is not made: its length goes in the addon's forward slot and
+ * the addon sends those bytes on once the read's callback is done, one crossing into C per read
+ * instead of two. Anything written to the target, or its end or destroy, before then (in the
+ * callback's nextTicks and promise reactions too) sends them first, from here, and clears the slot.
  */
 import { EventEmitter } from 'node:events';
 import { getSystemErrorName } from 'node:util';
@@ -23,19 +24,26 @@ const HIGH_WATER_BYTES = 64 * 1024;
 /** Corked bytes past which write() says to wait for 'drain' (a Writable's default high-water mark). */
 const WRITE_HIGH_WATER_BYTES = 16 * 1024;
 
-/**
- * The addon's shared reading buffer, one Buffer object per addon: every socket's in-place reads
- * are views of the same ArrayBuffer, which is how the pump tells them from buffers of its own.
- */
-const readBuffers = new WeakMap<SocketAddon, Buffer>();
+/** What an addon's sockets share: one object per addon (per Node environment). */
+interface AddonShared {
+  /** The reading buffer: every socket's in-place reads are views of its ArrayBuffer, which is how the pump tells them from buffers of its own. */
+  readonly readBuffer: Buffer;
+  /** The forward slot: bytes of the read being handed over that the addon sends on after its callback. */
+  readonly forward: Int32Array;
+  /** The socket whose read the slot's count is of. */
+  forwarder: NativeSocket | null;
+}
 
-function readBufferOf(addon: SocketAddon): Buffer {
-  let buffer = readBuffers.get(addon);
-  if (buffer === undefined) {
-    buffer = addon.readBuffer();
-    readBuffers.set(addon, buffer);
+const shared = new WeakMap<SocketAddon, AddonShared>();
+
+function sharedOf(addon: SocketAddon): AddonShared {
+  let found = shared.get(addon);
+  if (found === undefined) {
+    const slot = addon.forwardSlot();
+    found = { readBuffer: addon.readBuffer(), forward: new Int32Array(slot.buffer, slot.byteOffset, 1), forwarder: null };
+    shared.set(addon, found);
   }
-  return buffer;
+  return found;
 }
 
 /** An error as Node's sockets give one: code and syscall-free message. */
@@ -61,6 +69,7 @@ export class NativeSocket extends EventEmitter {
   /** Takes each chunk before the 'data' listeners, reads in place (see RelaySocket.readInPlace). */
   private inPlaceReader: InPlaceReader | undefined;
   private readonly handle: NativeHandle;
+  private readonly shared: AddonShared;
   private readonly readBuffer: Buffer;
   private flowing = false;
   private readonly held: Buffer[] = [];
@@ -81,17 +90,16 @@ export class NativeSocket extends EventEmitter {
   private forwardTarget: NativeSocket | null = null;
   /** The socket forwarding its reads here, if any. */
   private forwardSource: NativeSocket | null = null;
-  /** The length of the read being handed to the in-place reader (-1: none now). */
-  private inPlaceBytes = -1;
-  /** Bytes from that read's start written to forwardTarget: sent on by the addon after the callback. */
-  private forwardDue = 0;
+  /** The read being handed to the in-place reader, while it is. */
+  private inPlaceChunk: Buffer | null = null;
 
   constructor(private readonly addon: SocketAddon, fd: number) {
     super();
     // Counted as they come and go: asking the emitter on every read costs a megamorphic lookup.
     this.on('newListener', (event: string | symbol) => { if (event === 'data') this.dataListeners++; });
     this.on('removeListener', (event: string | symbol) => { if (event === 'data') this.dataListeners--; });
-    this.readBuffer = readBufferOf(addon);
+    this.shared = sharedOf(addon);
+    this.readBuffer = this.shared.readBuffer;
     this.handle = addon.adopt(fd, this.onEvent);
     addon.setReading(this.handle, true);
   }
@@ -102,20 +110,23 @@ export class NativeSocket extends EventEmitter {
 
   /** Bytes written but not yet taken by the kernel. */
   get writableLength(): number {
-    return this.destroyed ? 0 : this.addon.pendingBytes(this.handle) + (this.forwardSource?.forwardDue ?? 0);
+    if (this.destroyed) return 0;
+    const forwarded = this.shared.forwarder !== null && this.shared.forwarder === this.forwardSource ? this.shared.forward[0] as number : 0;
+    return this.addon.pendingBytes(this.handle) + forwarded;
   }
 
   write(bytes: Buffer): boolean {
     if (this.destroyed || this.writeEnded) return false;
     const source = this.forwardSource;
     if (source !== null) {
-      // The read its source is handing over, from its first byte, and nothing written since: forwarded.
-      if (source.forwardDue === 0 && bytes.length <= source.inPlaceBytes && this.corks === 0 && !source.destroyed
-        && bytes.byteOffset === source.readBuffer.byteOffset && bytes.buffer === source.readBuffer.buffer) {
-        source.forwardDue = bytes.length;
+      const forward = this.shared.forward;
+      // The read its source is handing over, whole, with nothing forwarded yet: left to the addon.
+      if (bytes === source.inPlaceChunk && forward[0] === 0 && this.corks === 0) {
+        forward[0] = bytes.length;
+        this.shared.forwarder = source;
         return !this.needDrain;
       }
-      source.sendForwardDue();
+      if (forward[0] !== 0) source.sendForwardDue();
     }
     if (this.corks > 0) {
       // As a corked Writable: kept, and past the high-water mark the writer is told to wait.
@@ -143,12 +154,13 @@ export class NativeSocket extends EventEmitter {
     if (this.send(pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces)) && this.needDrain) process.nextTick(this.drained);
   }
 
-  /** What was written of the read being handed over, sent now: something is to go out after it. */
+  /** This socket's read left to the addon to forward, sent now instead: something is to go out after it. */
   private sendForwardDue(): void {
-    const due = this.forwardDue;
+    const { forward } = this.shared;
+    const due = forward[0] as number;
     const target = this.forwardTarget;
-    if (due === 0 || target === null) return;
-    this.forwardDue = 0;
+    if (due === 0 || this.shared.forwarder !== this || target === null) return;
+    forward[0] = 0;
     if (!target.destroyed && !target.send(this.readBuffer.subarray(0, due))) target.needDrain = true;
   }
 
@@ -206,10 +218,13 @@ export class NativeSocket extends EventEmitter {
     if (this.held.length > 0 || this.readEnded || this.readingStopped) this.scheduleFlow();
   }
 
-  /** The addon's events; for a read (no kind), how many of its bytes the addon sends on to forwardTarget. */
-  private readonly onEvent = (value: number, kind?: number): number => {
-    if (this.destroyed) return 0;
-    if (kind === undefined) return this.read(value);
+  /** The addon's events: a read (its length, no kind), END, DRAIN, ERROR. */
+  private readonly onEvent = (value: number, kind?: number): void => {
+    if (this.destroyed) return;
+    if (kind === undefined) {
+      this.read(value);
+      return;
+    }
     if (kind === END_EVENT) {
       this.readEnded = true;
       // As Node's sockets: 'end' at once when nothing read waits for the reader, even while paused
@@ -221,26 +236,22 @@ export class NativeSocket extends EventEmitter {
     } else if (kind === ERROR_EVENT) {
       this.fail(value);
     }
-    return 0;
   };
 
-  private read(bytes: number): number {
+  private read(bytes: number): void {
     if (this.inPlaceReader !== undefined && this.flowing && this.held.length === 0) {
-      let forward = 0;
-      this.inPlaceBytes = bytes;
+      const chunk = this.readBuffer.subarray(0, bytes);
+      this.inPlaceChunk = chunk;
       try {
-        this.dispatch(this.readBuffer.subarray(0, bytes), false);
+        this.dispatch(chunk, false);
       } finally {
-        this.inPlaceBytes = -1;
-        forward = this.forwardDue;
-        this.forwardDue = 0;
+        this.inPlaceChunk = null;
       }
-      return forward;
+      return;
     }
     const chunk = Buffer.allocUnsafe(bytes);
     this.readBuffer.copy(chunk, 0, 0, bytes);
     this.deliver(chunk);
-    return 0;
   }
 
   /** `target`: the socket the reader writes to, whose writes of a read as it lies the addon forwards (another NativeSocket of this addon). */
@@ -250,7 +261,11 @@ export class NativeSocket extends EventEmitter {
     const to = reader !== undefined && target instanceof NativeSocket && target.addon === this.addon && !target.destroyed ? target : null;
     if (to === this.forwardTarget || this.destroyed) return;
     if (this.forwardTarget !== null) this.forwardTarget.forwardSource = null;
-    if (to !== null && to.forwardSource !== null) to.forwardSource.forwardTarget = null;
+    if (to !== null && to.forwardSource !== null) {
+      // The target's former source may be within a read that wrote to it: sent before it loses the pairing.
+      to.forwardSource.sendForwardDue();
+      to.forwardSource.forwardTarget = null;
+    }
     this.forwardTarget = to;
     if (to !== null) to.forwardSource = this;
     this.addon.pair(this.handle, to === null ? null : to.handle);

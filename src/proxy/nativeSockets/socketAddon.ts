@@ -15,18 +15,19 @@ export const ERROR_EVENT = 3;
 export interface SocketAddon {
   /**
    * A socket over a duplicate of `fd` (the caller then closes its own), not reading yet. Its events:
-   * onEvent(bytes) for DATA (the read's length, no kind), which returns how many bytes of the read
-   * to send on to the paired socket (`pair`); onEvent(value, kind) for the others.
+   * onEvent(bytes) for DATA (the read's length, no kind); onEvent(value, kind) for the others.
    */
-  adopt(fd: number, onEvent: (value: number, kind?: number) => number): NativeHandle;
+  adopt(fd: number, onEvent: (value: number, kind?: number) => void): NativeHandle;
   setReading(handle: NativeHandle, on: boolean): void;
   /** 1: all sent; 0: the rest waits in the addon (a DRAIN event follows); < 0: -errno, the socket failed. */
   write(handle: NativeHandle, bytes: Buffer): number;
   /**
-   * What DATA's callback on `handle` returns is sent on to `to` (null: no longer) before the
-   * callback's nextTicks run; `handle` is not read while those bytes wait in `to`.
+   * The bytes of a read of `handle` that the forward slot holds when its DATA callback is done are
+   * sent on to `to` (null: no longer); `handle` is not read while they wait in `to`.
    */
   pair(handle: NativeHandle, to: NativeHandle | null): void;
+  /** The forward slot: one int32 in the machine's order, cleared by the addon before each DATA event. */
+  forwardSlot(): Buffer;
   /** A FIN once everything waiting is sent: 0 or -errno. */
   shutdown(handle: NativeHandle): number;
   pendingBytes(handle: NativeHandle): number;
@@ -37,7 +38,7 @@ export interface SocketAddon {
 
 export const SOCKET_ADDON_PATH = fileURLToPath(new URL('../../../native/socket/build/Release/pgveil_socket.node', import.meta.url));
 
-const FUNCTIONS: readonly (keyof SocketAddon)[] = ['adopt', 'setReading', 'write', 'pair', 'shutdown', 'pendingBytes', 'close', 'readBuffer'];
+const FUNCTIONS: readonly (keyof SocketAddon)[] = ['adopt', 'setReading', 'write', 'pair', 'shutdown', 'pendingBytes', 'close', 'readBuffer', 'forwardSlot'];
 
 /** The addon, or undefined when it is turned off (PGVEIL_NATIVE=0), not built, or not this build's. */
 function load(): SocketAddon | undefined {

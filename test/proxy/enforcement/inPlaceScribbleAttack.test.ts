@@ -1,7 +1,7 @@
 /**
  * In-place reads through a real proxy: the addon's shared read buffer is scribbled over (0xEE) the
- * moment each DATA event's JavaScript returns (what the addon forwards from it, once it has), so
- * any view of it kept past the call forwards or hands a hook garbage. Sessions of a plaintext role (app) and a masked role (support) run at once,
+ * moment each DATA event's JavaScript returns (what the addon forwards from it, once the loop has
+ * moved on), so any view of it kept past the call forwards or hands a hook garbage. Sessions of a plaintext role (app) and a masked role (support) run at once,
  * with large results, pipelines and the extended protocol; each must see exactly its own bytes.
  */
 import { serialize } from 'pg-protocol';
@@ -20,19 +20,22 @@ if (socketAddon !== undefined) {
   const addon = socketAddon;
   const adopt = addon.adopt.bind(addon);
   const shared = addon.readBuffer();
+  const slot = addon.forwardSlot();
+  const forwardSlot = new Int32Array(slot.buffer, slot.byteOffset, 1);
   addon.adopt = (fd, onEvent) => adopt(fd, (value, kind) => {
-    const forward = onEvent(value, kind);
+    onEvent(value, kind);
     for (const socket of live) if ((socket as unknown as { corks: number }).corks !== 0) counts.corkedPastCall++;
     if (kind === undefined) {
-      // What the addon sends on after the call (forward) is scribbled once it has: in the first nextTick this call schedules.
+      // What the addon is to forward once the callback is done (its nextTicks and promise reactions
+      // included) is scribbled once the loop has moved on; the rest at once.
+      const forward = forwardSlot[0] as number;
       shared.fill(0xee, forward, value);
       if (forward > 0) {
         counts.forwarded++;
-        process.nextTick(() => shared.fill(0xee, 0, forward));
+        setImmediate(() => shared.fill(0xee, 0, forward));
       }
       counts.scribbled++;
     }
-    return forward;
   });
   const readInPlace = NativeSocket.prototype.readInPlace;
   NativeSocket.prototype.readInPlace = function (this: NativeSocket, reader: InPlaceReader | undefined, target?: RelaySocket): void {
