@@ -10,16 +10,17 @@
  * destroyed by the caller, so this addon owns the connection outright and no two libuv handles
  * ever watch one descriptor.
  *
- * Events reach JavaScript through the socket's callback, onEvent(value, kind), in a callback
- * scope so that promises and nextTicks run after it as after Node's own callbacks:
- * DATA (value: bytes in the read buffer, valid during the call only), END (the peer closed its
+ * Events reach JavaScript through the socket's callback, onEvent(value, kind), made with
+ * napi_make_callback so that promises and nextTicks run after it as after Node's own callbacks:
+ * DATA (value: bytes in the read buffer, valid during the call only; no kind), END (the peer closed its
  * side), DRAIN (everything waiting has been sent), ERROR (value: a negative errno). After ERROR
  * or END nothing more is read.
  *
  * A socket paired with another (pair()) forwards reads to it without a second call: the count
  * JavaScript leaves in the forward slot (forwardSlot()) when DATA's callback is done is how many
  * bytes, from the start of the read, to send on to the paired socket, as if it had written them
- * (JavaScript sends them itself first when anything is to follow them within the callback). While
+ * (JavaScript sends them itself first, and clears the slot, when anything is to follow them sooner,
+ * its nextTicks and promise reactions included). While
  * they wait in the paired socket, the reading socket is not read (its own backpressure, which
  * JavaScript does not see).
  */

@@ -121,7 +121,7 @@ export class NativeSocket extends EventEmitter {
     if (source !== null) {
       const forward = this.shared.forward;
       // The read its source is handing over, whole, with nothing forwarded yet: left to the addon.
-      if (bytes === source.inPlaceChunk && forward[0] === 0 && this.corks === 0) {
+      if (bytes === source.inPlaceChunk && forward[0] === 0 && this.corks === 0 && !source.destroyed) {
         forward[0] = bytes.length;
         this.shared.forwarder = source;
         return !this.needDrain;
