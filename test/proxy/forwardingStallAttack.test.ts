@@ -15,8 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProxy } from '../../src/proxy/index.js';
 import { socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-import { CLIENT_DATABASE, connected, startTestProxy, viaProxy } from './support/proxyHarness.js';
+import { connected, startTestProxy } from './support/proxyHarness.js';
 import { rawFrame } from './support/rawProtocol.js';
+import { backendsOf, canConnect, cstring, sleep, startupPacket } from './support/rawLogins.js';
 import { ANALYST } from './support/testAccounts.js';
 
 let database: TestPostgres;
@@ -37,17 +38,7 @@ afterAll(async () => {
   await database?.stop();
 }, 30_000);
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const cstring = (text: string): Buffer => Buffer.from(`${text}\0`);
 const md5 = (text: string): string => createHash('md5').update(text).digest('hex');
-
-function startupPacket(appName: string): Buffer {
-  const body = Buffer.concat([Buffer.from([0, 3, 0, 0]), cstring('user'), cstring(ANALYST.email), cstring('database'), cstring(CLIENT_DATABASE),
-    cstring('application_name'), cstring(appName), Buffer.from([0])]);
-  const length = Buffer.alloc(4);
-  length.writeInt32BE(body.length + 4);
-  return Buffer.concat([length, body]);
-}
 
 interface RawClient {
   socket: net.Socket;
@@ -103,24 +94,6 @@ async function rawSession(port: number, appName: string): Promise<RawClient> {
   };
 }
 
-async function backendsOf(appName: string): Promise<number> {
-  const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [appName]);
-  return rows[0]?.n ?? -1;
-}
-
-async function canConnect(proxy: RunningProxy, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const client = await connected(viaProxy(proxy, { ssl: false })).catch(() => undefined);
-    if (client) {
-      await client.end();
-      return true;
-    }
-    if (Date.now() > deadline) return false;
-    await sleep(200);
-  }
-}
-
 /** Writes frames until the socket says to wait, up to `max` bytes: how many were written. */
 function flood(socket: net.Socket, frame: Buffer, max: number): number {
   let written = 0;
@@ -156,14 +129,14 @@ describe.skipIf(socketAddon === undefined)('forwarding stalls through a real pro
       // The proxy holds at most about a read or two of the flood (plus the kernel's buffers).
       expect(backedUp).toBeGreaterThan(0);
       expect(written - backedUp).toBeLessThan(48 << 20);
-      expect(await backendsOf(app)).toBe(1);
+      expect(await backendsOf(admin, app)).toBe(1);
       await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [app]);
       let closed = false;
       client.socket.once('close', () => { closed = true; });
       const deadline = Date.now() + 5_000;
       while (!closed && Date.now() < deadline) await sleep(50);
       const text = client.received().toString('latin1');
-      const backends = await backendsOf(app);
+      const backends = await backendsOf(admin, app);
       const slotBack = await canConnect(proxy, 3_000);
       expect({ closed, told: /57P01|08006/.test(text), backends, slotBack }).toEqual({ closed: true, told: true, backends: 0, slotBack: true });
     }, 40_000);

@@ -11,8 +11,9 @@ import type { AccountAuthenticator } from '../../src/auth/accountAuthenticator.j
 import type { RunningProxy } from '../../src/proxy/index.js';
 import { socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-import { CLIENT_DATABASE, connected, startTestProxy, viaProxy } from './support/proxyHarness.js';
+import { connected, startTestProxy, viaProxy } from './support/proxyHarness.js';
 import { rawFrame } from './support/rawProtocol.js';
+import { backendsOf, canConnect, cstring, sleep, startupPacket } from './support/rawLogins.js';
 import { ANALYST, testAuthenticator } from './support/testAccounts.js';
 
 let database: TestPostgres;
@@ -33,16 +34,6 @@ afterAll(async () => {
   await database?.stop();
 }, 30_000);
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const cstring = (text: string): Buffer => Buffer.from(`${text}\0`);
-
-function startupPacket(appName: string): Buffer {
-  const body = Buffer.concat([Buffer.from([0, 3, 0, 0]), cstring('user'), cstring(ANALYST.email), cstring('database'), cstring(CLIENT_DATABASE),
-    cstring('application_name'), cstring(appName), Buffer.from([0])]);
-  const length = Buffer.alloc(4);
-  length.writeInt32BE(body.length + 4);
-  return Buffer.concat([length, body]);
-}
 
 /** A hand-written client: connected and waiting for the password request. */
 async function rawLogin(port: number, appName: string): Promise<{ socket: net.Socket; received: () => Buffer }> {
@@ -55,25 +46,6 @@ async function rawLogin(port: number, appName: string): Promise<{ socket: net.So
   socket.write(startupPacket(appName));
   for (let i = 0; i < 200 && !received.includes(Buffer.from('R')); i++) await sleep(10);
   return { socket, received: () => received };
-}
-
-/** Whether a normal client gets a session within `ms` (retrying), and how long it took. */
-async function canConnect(proxy: RunningProxy, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const client = await connected(viaProxy(proxy, { ssl: false })).catch(() => undefined);
-    if (client) {
-      await client.end();
-      return true;
-    }
-    if (Date.now() > deadline) return false;
-    await sleep(200);
-  }
-}
-
-async function backendsOf(appName: string): Promise<number> {
-  const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [appName]);
-  return rows[0]?.n ?? -1;
 }
 
 const modes = [
@@ -116,7 +88,7 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
       await sleep(500);
       socket.end(); // FIN: the proxy sees its client gone, cancels and closes upstream
       await sleep(1_000);
-      expect(await backendsOf(`halfclose-${mode.name}`)).toBe(0);
+      expect(await backendsOf(admin, `halfclose-${mode.name}`)).toBe(0);
       const slotBack = await canConnect(proxy, 3_000);
       let closed = false;
       void proxy.close().then(() => { closed = true; });
@@ -136,10 +108,10 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
       const query = rawFrame('Q', cstring(`SELECT repeat('x', 1000) FROM generate_series(1, 20000) /* ${pad} */`));
       for (let i = 0; i < 200; i++) socket.write(query); // 20 MB of queries: the proxy's client socket is paused, bytes held
       await sleep(2_000);
-      expect(await backendsOf(`resetter-${mode.name}`)).toBe(1);
+      expect(await backendsOf(admin, `resetter-${mode.name}`)).toBe(1);
       socket.resetAndDestroy();
       await sleep(2_000);
-      const backends = await backendsOf(`resetter-${mode.name}`);
+      const backends = await backendsOf(admin, `resetter-${mode.name}`);
       const slotBack = await canConnect(proxy, 3_000);
       expect({ backends, slotBack }).toEqual({ backends: 0, slotBack: true });
     }, 30_000);
@@ -159,7 +131,7 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
       let closed = false;
       socket.once('close', () => { closed = true; });
       await sleep(4_000);
-      const backends = await backendsOf(`slowreader-${mode.name}`);
+      const backends = await backendsOf(admin, `slowreader-${mode.name}`);
       socket.destroy();
       expect({ backends, clientClosed: closed }).toEqual({ backends: 0, clientClosed: true });
     }, 30_000);
