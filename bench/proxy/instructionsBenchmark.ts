@@ -17,7 +17,8 @@
  * Needs valgrind (Debian package `valgrind`). Environment: PGVEIL_BENCH_WARMUP (transactions before
  * counting, default 4000), PGVEIL_BENCH_TRANSACTIONS (counted, 8000), PGVEIL_BENCH_MODES
  * ("prepared,simple"), PGVEIL_BENCH_TOP (0: no function list), PGVEIL_BENCH_BASELINE_DIST (another
- * build's dist/: its proxy with the policy file is counted too, and this build / baseline printed),
+ * build's dist/: its proxy without and with the policy file is counted too, and this build /
+ * baseline printed for both),
  * PGVEIL_BENCH_SYNC_COMPILE=1 (compile on the main thread: see SYNC_COMPILE), PGVEIL_TEST_DATABASE_URL
  * (an existing server instead of an embedded one).
  */
@@ -164,6 +165,9 @@ async function main(): Promise<void> {
       process.stdout.write(`${mode.padEnd(9)} pgveil ${(none.perTransaction / 1000).toFixed(1)} k   pgveil+policy ${(policy.perTransaction / 1000).toFixed(1)} k instructions per transaction   policy / none ${(policy.perTransaction / none.perTransaction).toFixed(2)} x\n`);
       if (TOP > 0) printDifferences('pgveil → pgveil+policy', none, policy);
       if (baselineDist !== undefined) {
+        const baselineNone = await countProxy(script, { PGVEIL_BENCH_PROXY: plain, PGVEIL_BENCH_DIST: baselineDist }, mode, pgbenchEnv);
+        process.stdout.write(`${mode.padEnd(9)} baseline ${(baselineNone.perTransaction / 1000).toFixed(1)} k   this build / baseline ${(none.perTransaction / baselineNone.perTransaction).toFixed(2)} x (no policy file)\n`);
+        if (TOP > 0) printDifferences('baseline → this build, no policy file', baselineNone, none);
         const baseline = await countProxy(script, { PGVEIL_BENCH_PROXY: withPolicy, PGVEIL_BENCH_DIST: baselineDist }, mode, pgbenchEnv);
         process.stdout.write(`${mode.padEnd(9)} baseline+policy ${(baseline.perTransaction / 1000).toFixed(1)} k   this build / baseline ${(policy.perTransaction / baseline.perTransaction).toFixed(2)} x\n`);
         if (TOP > 0) printDifferences('baseline → this build, with the policy file', baseline, policy);
