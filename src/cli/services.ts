@@ -6,10 +6,10 @@ import {
 } from '../audit/index.js';
 import { AccountStore, AuthService, revocationsOnly, systemClock, type Clock } from '../auth/index.js';
 import { ConfigError, loadKeyMaterial, type AccountConfig, type Env, type KeyMaterial, type PgveilConfig } from '../config/index.js';
-import { createEngine, type Engine } from '../engine/index.js';
+import { createEngine, nativeDigestsStatus, nativeFf1Status, type Engine } from '../engine/index.js';
 import { Keyring, parseMasterKey, type KeyVersionInput } from '../keys/index.js';
 import { openPolicyStore, type PolicyStore, type ReloadOutcome } from '../policy/index.js';
-import { startConfiguredProxy } from '../proxy/index.js';
+import { socketAddonStatus, startConfiguredProxy } from '../proxy/index.js';
 
 export interface ServicesOptions {
   logger: Logger;
@@ -135,7 +135,9 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
       closers.push(() => proxy.close());
       policies = proxy.policies;
       if (policies !== undefined) policyAudit = policyReloadAudit(audit, policies.current);
-      logger.info({ port: proxy.port }, 'Postgres proxy listening');
+      // Whether the native addons run here (else the same results, on slower paths): an image or a
+      // machine that could not build them says so at once.
+      logger.info({ port: proxy.port, native: { ff1: nativeFf1Status, digests: nativeDigestsStatus, sockets: socketAddonStatus } }, 'Postgres proxy listening');
     }
     if (config.api.enabled && worker === undefined) {
       if (policies === undefined && config.policies !== undefined) {

@@ -14,6 +14,9 @@ export {
 } from './types.js';
 export { DEFAULT_MAX_VALUE_BYTES, isLongerThan, maxTokenBytes } from './valueLimits.js';
 export { inSlices } from './slicedWork.js';
+export { nativeFf1Status } from './crypto/nativeFf1.js';
+export { nativeDigestsStatus } from './crypto/nativeSha256.js';
+export type { NativeStatus } from './crypto/nativeAddon.js';
 export { indexesInSlices, mapInSlices } from './slicedBatch.js';
 export { currentTokenSpelling } from './tokens/tokenCodecs.js';
 export { isValueOfKind } from './kindValidation.js';

@@ -71,6 +71,9 @@ describe('pgveil serve with proxy.workers: 2', () => {
       await waitUntil(() => countLines(serve, 'proxy: session started') === 6, 5000, serve.stdout);
       const spread = sessionsByWorker(serve);
       expect([...spread.keys()].sort()).toEqual([0, 1]);
+      // Each worker says which native parts run in it: here (npm ci built both addons) all of them.
+      const listening = serve.lines().filter((line) => line.msg === 'Postgres proxy listening' && line.worker !== undefined);
+      expect(listening.map((line) => line.native)).toEqual([0, 1].map(() => ({ ff1: 'loaded', digests: 'loaded', sockets: 'loaded' })));
       // The key names the worker: slots 0 and 1 both appear among the clients' keys.
       expect(new Set(clients.map((client) => decodeProcessId(client.processID).workerSlot))).toEqual(new Set([0, 1]));
 

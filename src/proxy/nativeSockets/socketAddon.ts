@@ -40,15 +40,23 @@ export const SOCKET_ADDON_PATH = fileURLToPath(new URL('../../../native/socket/b
 
 const FUNCTIONS: readonly (keyof SocketAddon)[] = ['adopt', 'setReading', 'write', 'pair', 'shutdown', 'pendingBytes', 'close', 'readBuffer', 'forwardSlot'];
 
+/** Why sessions are or are not relayed by the addon, for the startup log line. */
+export type SocketAddonStatus = 'loaded' | 'disabled' | 'not built' | 'missing from this build' | 'not on this platform';
+
 /** The addon, or undefined when it is turned off (PGVEIL_NATIVE=0), not built, or not this build's. */
-function load(): SocketAddon | undefined {
-  if (process.env.PGVEIL_NATIVE === '0' || process.platform === 'win32') return undefined;
+function load(): { addon: SocketAddon | undefined; status: SocketAddonStatus } {
+  if (process.env.PGVEIL_NATIVE === '0') return { addon: undefined, status: 'disabled' };
+  if (process.platform === 'win32') return { addon: undefined, status: 'not on this platform' };
+  let exports: Record<string, unknown>;
   try {
-    const exports = createRequire(import.meta.url)(SOCKET_ADDON_PATH) as Record<string, unknown>;
-    return FUNCTIONS.every((name) => typeof exports[name] === 'function') ? exports as unknown as SocketAddon : undefined;
+    exports = createRequire(import.meta.url)(SOCKET_ADDON_PATH) as Record<string, unknown>;
   } catch {
-    return undefined;
+    return { addon: undefined, status: 'not built' };
   }
+  if (!FUNCTIONS.every((name) => typeof exports[name] === 'function')) return { addon: undefined, status: 'missing from this build' };
+  return { addon: exports as unknown as SocketAddon, status: 'loaded' };
 }
 
-export const socketAddon = load();
+const loaded = load();
+export const socketAddon = loaded.addon;
+export const socketAddonStatus: SocketAddonStatus = loaded.status;

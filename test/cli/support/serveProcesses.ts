@@ -15,7 +15,7 @@ import { WORKER_SLOT_ENV } from '../../../src/cli/workerMessages.js';
 import type { TestPostgres } from '../../support/postgres.js';
 import { captureIo, freePort, printedSecrets } from './cliHarness.js';
 
-export interface LogLine { msg?: string; worker?: number; pid?: number; to?: number; why?: string; level: number }
+export interface LogLine { msg?: string; worker?: number; pid?: number; to?: number; why?: string; native?: Record<string, string>; level: number }
 
 export interface RunningServe {
   child: ChildProcess;
