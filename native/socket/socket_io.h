@@ -19,7 +19,9 @@
 
 #define READ_BUFFER_BYTES (64 * 1024)
 
-enum { EVENT_DATA = 0, EVENT_END = 1, EVENT_DRAIN = 2, EVENT_ERROR = 3 };
+/* The kinds of onEvent(value, kind), as socketAddon.ts numbers them. DATA has no kind: emit_data
+ * calls onEvent with the read's length alone. */
+enum { EVENT_END = 1, EVENT_DRAIN = 2, EVENT_ERROR = 3 };
 
 struct native_socket;
 
