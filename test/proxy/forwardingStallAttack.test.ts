@@ -10,33 +10,15 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningProxy } from '../../src/proxy/index.js';
+import { describe, expect, it } from 'vitest';
 import { socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-import { connected, startTestProxy } from './support/proxyHarness.js';
+import { startTestProxy } from './support/proxyHarness.js';
 import { rawFrame } from './support/rawProtocol.js';
-import { backendsOf, canConnect, cstring, sleep, startupPacket } from './support/rawLogins.js';
+import { backendsOf, canConnect, cstring, sleep, startupPacket, useRawLoginHarness } from './support/rawLogins.js';
 import { ANALYST } from './support/testAccounts.js';
 
-let database: TestPostgres;
-let admin: pg.Client;
-const proxies: RunningProxy[] = [];
-const sockets: net.Socket[] = [];
-
-beforeAll(async () => {
-  database = await startTestPostgres();
-  admin = await connected({ connectionString: database.url });
-  await admin.query('CREATE TABLE IF NOT EXISTS flood (n int, line text)');
-});
-
-afterAll(async () => {
-  for (const socket of sockets) socket.destroy();
-  await Promise.race([Promise.all(proxies.map((proxy) => proxy.close())), sleep(8_000)]);
-  await admin?.end();
-  await database?.stop();
-}, 30_000);
+const harness = useRawLoginHarness((admin) => admin.query('CREATE TABLE IF NOT EXISTS flood (n int, line text)'));
+const { proxies, sockets } = harness;
 
 const md5 = (text: string): string => createHash('md5').update(text).digest('hex');
 
@@ -112,7 +94,7 @@ const modes = [
 describe.skipIf(socketAddon === undefined)('forwarding stalls through a real proxy', () => {
   for (const mode of modes) {
     it(`[${mode.name}] a client flooding a backend that reads nothing is not read on; pg_terminate_backend then ends it all`, async () => {
-      const proxy = await startTestProxy(database, { maxClientConnections: 1, nativeSocketIo: mode.nativeSocketIo });
+      const proxy = await startTestProxy(harness.database, { maxClientConnections: 1, nativeSocketIo: mode.nativeSocketIo });
       proxies.push(proxy);
       const app = `flooder-${mode.name}`;
       const client = await rawSession(proxy.port, app);
@@ -129,23 +111,23 @@ describe.skipIf(socketAddon === undefined)('forwarding stalls through a real pro
       // The proxy holds at most about a read or two of the flood (plus the kernel's buffers).
       expect(backedUp).toBeGreaterThan(0);
       expect(written - backedUp).toBeLessThan(48 << 20);
-      expect(await backendsOf(admin, app)).toBe(1);
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [app]);
+      expect(await backendsOf(harness.admin, app)).toBe(1);
+      await harness.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [app]);
       let closed = false;
       client.socket.once('close', () => { closed = true; });
       const deadline = Date.now() + 5_000;
       while (!closed && Date.now() < deadline) await sleep(50);
       const text = client.received().toString('latin1');
-      const backends = await backendsOf(admin, app);
+      const backends = await backendsOf(harness.admin, app);
       const slotBack = await canConnect(proxy, 3_000);
       expect({ closed, told: /57P01|08006/.test(text), backends, slotBack }).toEqual({ closed: true, told: true, backends: 0, slotBack: true });
     }, 40_000);
 
     it(`[${mode.name}] a COPY FROM STDIN faster than the server arrives byte for byte`, async () => {
-      const proxy = await startTestProxy(database, { nativeSocketIo: mode.nativeSocketIo });
+      const proxy = await startTestProxy(harness.database, { nativeSocketIo: mode.nativeSocketIo });
       proxies.push(proxy);
       const table = `copied_${mode.name}`;
-      await admin.query(`DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} (n int PRIMARY KEY, line text)`);
+      await harness.admin.query(`DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} (n int PRIMARY KEY, line text)`);
       const client = await rawSession(proxy.port, `copier-${mode.name}`);
       client.socket.write(rawFrame('Q', cstring(`COPY ${table} FROM STDIN`)));
       for (let i = 0; i < 300 && !client.received().includes(Buffer.from('G')); i++) await sleep(10);
@@ -162,13 +144,13 @@ describe.skipIf(socketAddon === undefined)('forwarding stalls through a real pro
       client.socket.write(rawFrame('c'));
       expect(await client.readyFor(1, 60_000)).toBe(true);
       expect(client.received().toString('latin1')).toContain(`COPY ${rows}`);
-      const { rows: [digest] } = await admin.query<{ n: number; sum: string }>(`SELECT count(*)::int AS n, md5(string_agg(n || E'\\t' || line || E'\\n', '' ORDER BY n)) AS sum FROM ${table}`);
+      const { rows: [digest] } = await harness.admin.query<{ n: number; sum: string }>(`SELECT count(*)::int AS n, md5(string_agg(n || E'\\t' || line || E'\\n', '' ORDER BY n)) AS sum FROM ${table}`);
       expect(digest).toEqual({ n: rows, sum: md5(lines.join('')) });
       client.socket.destroy();
     }, 90_000);
 
     it(`[${mode.name}] a large result to a client that stops reading for a while arrives byte for byte`, async () => {
-      const proxy = await startTestProxy(database, { nativeSocketIo: mode.nativeSocketIo });
+      const proxy = await startTestProxy(harness.database, { nativeSocketIo: mode.nativeSocketIo });
       proxies.push(proxy);
       const app = `slowreader-${mode.name}`;
       const client = await rawSession(proxy.port, app);
@@ -203,7 +185,7 @@ describe.skipIf(socketAddon === undefined)('forwarding stalls through a real pro
     }, 90_000);
 
     it(`[${mode.name}] one 60 MB value to a client that stops reading: the server is not read on meanwhile, and the value arrives whole`, async () => {
-      const proxy = await startTestProxy(database, { nativeSocketIo: mode.nativeSocketIo });
+      const proxy = await startTestProxy(harness.database, { nativeSocketIo: mode.nativeSocketIo });
       proxies.push(proxy);
       const app = `hugevalue-${mode.name}`;
       const client = await rawSession(proxy.port, app);
@@ -213,7 +195,7 @@ describe.skipIf(socketAddon === undefined)('forwarding stalls through a real pro
       client.socket.write(rawFrame('Q', cstring(`SELECT repeat('x', ${size})`)));
       await sleep(2_000);
       // PostgreSQL is still blocked writing it: the proxy did not take the rest into its memory.
-      const { rows: [activity] } = await admin.query<{ wait: string | null }>('SELECT wait_event AS wait FROM pg_stat_activity WHERE application_name = $1', [app]);
+      const { rows: [activity] } = await harness.admin.query<{ wait: string | null }>('SELECT wait_event AS wait FROM pg_stat_activity WHERE application_name = $1', [app]);
       expect(activity?.wait).toBe('ClientWrite');
       client.socket.resume();
       expect(await client.readyFor(1, 60_000)).toBe(true);

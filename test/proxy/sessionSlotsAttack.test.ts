@@ -5,34 +5,16 @@
  * read nothing; TLS sessions too. Each case runs on the native socket addon and on Node's streams.
  */
 import net from 'node:net';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AccountAuthenticator } from '../../src/auth/accountAuthenticator.js';
-import type { RunningProxy } from '../../src/proxy/index.js';
 import { socketAddon } from '../../src/proxy/nativeSockets/socketAddon.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { connected, startTestProxy, viaProxy } from './support/proxyHarness.js';
 import { rawFrame } from './support/rawProtocol.js';
-import { backendsOf, canConnect, cstring, sleep, startupPacket } from './support/rawLogins.js';
+import { backendsOf, canConnect, cstring, sleep, startupPacket, useRawLoginHarness } from './support/rawLogins.js';
 import { ANALYST, testAuthenticator } from './support/testAccounts.js';
 
-let database: TestPostgres;
-let admin: pg.Client;
-const proxies: RunningProxy[] = [];
-const sockets: net.Socket[] = [];
-
-beforeAll(async () => {
-  database = await startTestPostgres();
-  admin = await connected({ connectionString: database.url });
-});
-
-afterAll(async () => {
-  for (const socket of sockets) socket.destroy();
-  // A hung close() must not hang the file.
-  await Promise.race([Promise.all(proxies.map((proxy) => proxy.close())), sleep(8_000)]);
-  await admin?.end();
-  await database?.stop();
-}, 30_000);
+const harness = useRawLoginHarness();
+const { proxies, sockets } = harness;
 
 
 /** A hand-written client: connected and waiting for the password request. */
@@ -66,7 +48,7 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
         stillAuthorises: (account) => base.stillAuthorises(account),
         onAccountsChanged: (listener) => base.onAccountsChanged(listener),
       };
-      const proxy = await startTestProxy(database, { maxClientConnections: 1, authenticator: slow, nativeSocketIo: mode.nativeSocketIo });
+      const proxy = await startTestProxy(harness.database, { maxClientConnections: 1, authenticator: slow, nativeSocketIo: mode.nativeSocketIo });
       proxies.push(proxy);
       const { socket } = await rawLogin(proxy.port, `leaver-${mode.name}`);
       socket.write(rawFrame('p', cstring(ANALYST.password)));
@@ -78,7 +60,7 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
     }, 20_000);
 
     it(`[${mode.name}] a client that half-closes with results unread gives its slot back and lets proxy.close() finish`, async () => {
-      const proxy = await startTestProxy(database, { maxClientConnections: 1, nativeSocketIo: mode.nativeSocketIo });
+      const proxy = await startTestProxy(harness.database, { maxClientConnections: 1, nativeSocketIo: mode.nativeSocketIo });
       proxies.push(proxy);
       const { socket, received } = await rawLogin(proxy.port, `halfclose-${mode.name}`);
       socket.write(rawFrame('p', cstring(ANALYST.password)));
@@ -88,7 +70,7 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
       await sleep(500);
       socket.end(); // FIN: the proxy sees its client gone, cancels and closes upstream
       await sleep(1_000);
-      expect(await backendsOf(admin, `halfclose-${mode.name}`)).toBe(0);
+      expect(await backendsOf(harness.admin, `halfclose-${mode.name}`)).toBe(0);
       const slotBack = await canConnect(proxy, 3_000);
       let closed = false;
       void proxy.close().then(() => { closed = true; });
@@ -98,7 +80,7 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
     }, 30_000);
 
     it(`[${mode.name}] a client reset while both directions are backed up is noticed (session ends, backend freed)`, async () => {
-      const proxy = await startTestProxy(database, { maxClientConnections: 1, nativeSocketIo: mode.nativeSocketIo });
+      const proxy = await startTestProxy(harness.database, { maxClientConnections: 1, nativeSocketIo: mode.nativeSocketIo });
       proxies.push(proxy);
       const { socket, received } = await rawLogin(proxy.port, `resetter-${mode.name}`);
       socket.write(rawFrame('p', cstring(ANALYST.password)));
@@ -108,16 +90,16 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
       const query = rawFrame('Q', cstring(`SELECT repeat('x', 1000) FROM generate_series(1, 20000) /* ${pad} */`));
       for (let i = 0; i < 200; i++) socket.write(query); // 20 MB of queries: the proxy's client socket is paused, bytes held
       await sleep(2_000);
-      expect(await backendsOf(admin, `resetter-${mode.name}`)).toBe(1);
+      expect(await backendsOf(harness.admin, `resetter-${mode.name}`)).toBe(1);
       socket.resetAndDestroy();
       await sleep(2_000);
-      const backends = await backendsOf(admin, `resetter-${mode.name}`);
+      const backends = await backendsOf(harness.admin, `resetter-${mode.name}`);
       const slotBack = await canConnect(proxy, 3_000);
       expect({ backends, slotBack }).toEqual({ backends: 0, slotBack: true });
     }, 30_000);
 
     it(`[${mode.name}] an upstream reset while the client is not reading ends the session`, async () => {
-      const proxy = await startTestProxy(database, { maxClientConnections: 1, nativeSocketIo: mode.nativeSocketIo });
+      const proxy = await startTestProxy(harness.database, { maxClientConnections: 1, nativeSocketIo: mode.nativeSocketIo });
       proxies.push(proxy);
       const { socket, received } = await rawLogin(proxy.port, `slowreader-${mode.name}`);
       socket.write(rawFrame('p', cstring(ANALYST.password)));
@@ -127,18 +109,18 @@ describe.skipIf(socketAddon === undefined)('admission slots and sockets given ba
       const query = rawFrame('Q', cstring(`SELECT repeat('x', 1000) FROM generate_series(1, 20000) /* ${pad} */`));
       for (let i = 0; i < 200; i++) socket.write(query);
       await sleep(2_000);
-      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [`slowreader-${mode.name}`]);
+      await harness.admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [`slowreader-${mode.name}`]);
       let closed = false;
       socket.once('close', () => { closed = true; });
       await sleep(4_000);
-      const backends = await backendsOf(admin, `slowreader-${mode.name}`);
+      const backends = await backendsOf(harness.admin, `slowreader-${mode.name}`);
       socket.destroy();
       expect({ backends, clientClosed: closed }).toEqual({ backends: 0, clientClosed: true });
     }, 30_000);
   }
 
   it('TLS sessions give their slot back when they end', async () => {
-    const proxy = await startTestProxy(database, { maxClientConnections: 1 });
+    const proxy = await startTestProxy(harness.database, { maxClientConnections: 1 });
     proxies.push(proxy);
     for (let i = 0; i < 3; i++) {
       const client = await connected(viaProxy(proxy, { ssl: { rejectUnauthorized: false } }));
