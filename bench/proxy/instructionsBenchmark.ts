@@ -19,6 +19,7 @@
  * ("prepared,simple"), PGVEIL_BENCH_TOP (0: no function list), PGVEIL_BENCH_BASELINE_DIST (another
  * build's dist/: its proxy without and with the policy file is counted too, and this build /
  * baseline printed for both),
+ * PGVEIL_BENCH_KEEP=1 (the callgrind dumps and V8's perf maps are kept, their paths printed),
  * PGVEIL_BENCH_SYNC_COMPILE=1 (compile on the main thread: see SYNC_COMPILE), PGVEIL_TEST_DATABASE_URL
  * (an existing server instead of an embedded one).
  */
@@ -36,6 +37,8 @@ const WARMUP = Number(process.env.PGVEIL_BENCH_WARMUP ?? 4000);
 const TRANSACTIONS = Number(process.env.PGVEIL_BENCH_TRANSACTIONS ?? 8000);
 const MODES = (process.env.PGVEIL_BENCH_MODES ?? 'prepared,simple').split(',');
 const TOP = Number(process.env.PGVEIL_BENCH_TOP ?? 0);
+/** PGVEIL_BENCH_KEEP=1: the callgrind dumps and perf maps are left in place (their paths printed), for callgrind_annotate --tree=caller. */
+const KEEP = process.env.PGVEIL_BENCH_KEEP === '1' ? true : undefined;
 /**
  * TurboFan on the main thread. By default it compiles on its own threads, as natively, and the main
  * thread's count leaves the compiling out; but under valgrind a job finishes at a point that varies
@@ -132,8 +135,12 @@ async function countProxy(script: string, env: Record<string, string>, mode: str
   } finally {
     // A pgbench or callgrind_control that failed leaves the proxy running: it goes too.
     if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
-    if (perfMap !== undefined) await rm(perfMap, { force: true });
+    if (KEEP !== undefined) {
+      process.stdout.write(`kept the callgrind dumps in ${dir}${perfMap === undefined ? '' : ` and V8's perf map ${perfMap}`}\n`);
+    } else {
+      await rm(dir, { recursive: true, force: true });
+      if (perfMap !== undefined) await rm(perfMap, { force: true });
+    }
   }
 }
 
