@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,8 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // Most files wait on PostgreSQL, child processes and sockets: two at once even on two cores
-    // (vitest's default there is one).
-    maxWorkers: 2,
+    // Most files wait on PostgreSQL, child processes and sockets: at least two at once, even on two
+    // cores (vitest's default is one fewer than the cores).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
