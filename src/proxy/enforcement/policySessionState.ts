@@ -133,6 +133,7 @@ export class PolicySessionState {
   /** What the policies in force when last asked (regranted) grant this session's roles. */
   private grant: SessionGrant;
   private lastContext: { readonly basis: ContextBasis; readonly context: StatementContext } | undefined;
+  private lastPolicies: { readonly snapshot: CatalogSnapshot; readonly set: PolicySet; readonly resolver: ColumnPolicies } | undefined;
 
   /** Numbers this process's sessions, for the audit log. */
   private static sessions = 0;
@@ -204,12 +205,25 @@ export class PolicySessionState {
   /** The resolver for the current catalog and policies, if the catalog needs no load first. */
   policiesNow(): ColumnPolicies | undefined {
     const snapshot = this.catalog.current;
-    return snapshot === undefined ? undefined : this.services.columnPolicies(snapshot, this.services.store.current);
+    return snapshot === undefined ? undefined : this.columnPoliciesOf(snapshot);
   }
 
   async policies(): Promise<ColumnPolicies> {
-    const snapshot = await this.catalog.fresh();
-    return this.services.columnPolicies(snapshot, this.services.store.current);
+    return this.columnPoliciesOf(await this.catalog.fresh());
+  }
+
+  /**
+   * `services.columnPolicies` for the policies in force: the same resolver for the same snapshot
+   * and policy set, which the session keeps at hand (asked several times per message; a policy
+   * set, once replaced, is never in force again).
+   */
+  private columnPoliciesOf(snapshot: CatalogSnapshot): ColumnPolicies {
+    const set = this.services.store.current;
+    const last = this.lastPolicies;
+    if (last !== undefined && last.snapshot === snapshot && last.set === set) return last.resolver;
+    const resolver = this.services.columnPolicies(snapshot, set);
+    this.lastPolicies = { snapshot, set, resolver };
+    return resolver;
   }
 
   /**
