@@ -32,7 +32,10 @@ export function cpuSplit(pid: number): { user: number; system: number } {
   return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
-/** Read and write system calls (read/readv/recv…, write/writev/send…) a process made so far (from /proc). */
+/**
+ * Read and write system calls a process made so far (from /proc): the read/write family only
+ * (read, readv, write, writev). send/recv, which PgBouncer and the native socket addon use, are not counted.
+ */
 export function ioSyscalls(pid: number): { reads: number; writes: number } {
   const io = readFileSync(`/proc/${pid}/io`, 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
