@@ -9,7 +9,7 @@ import { ConfigError, loadKeyMaterial, type AccountConfig, type Env, type KeyMat
 import { createEngine, nativeDigestsStatus, nativeFf1Status, type Engine } from '../engine/index.js';
 import { Keyring, parseMasterKey, type KeyVersionInput } from '../keys/index.js';
 import { openPolicyStore, type PolicyStore, type ReloadOutcome } from '../policy/index.js';
-import { socketAddonStatus, startConfiguredProxy } from '../proxy/index.js';
+import { socketIoStatus, startConfiguredProxy } from '../proxy/index.js';
 
 export interface ServicesOptions {
   logger: Logger;
@@ -137,7 +137,7 @@ export async function startServices(config: PgveilConfig, opts: ServicesOptions)
       if (policies !== undefined) policyAudit = policyReloadAudit(audit, policies.current);
       // Whether the native addons run here (else the same results, on slower paths): an image or a
       // machine that could not build them says so at once.
-      logger.info({ port: proxy.port, native: { ff1: nativeFf1Status, digests: nativeDigestsStatus, sockets: socketAddonStatus } }, 'Postgres proxy listening');
+      logger.info({ port: proxy.port, native: { ff1: nativeFf1Status, digests: nativeDigestsStatus, sockets: socketIoStatus(config.proxy.nativeSocketIo) } }, 'Postgres proxy listening');
     }
     if (config.api.enabled && worker === undefined) {
       if (policies === undefined && config.policies !== undefined) {

@@ -3,7 +3,7 @@
  * proxy section and column policies with `startConfiguredProxy(options)`.
  */
 export { startProxy, type RunningProxy } from './proxyServer.js';
-export { socketAddonStatus, type SocketAddonStatus } from './nativeSockets/socketAddon.js';
+export { socketIoStatus, type SocketAddonStatus } from './nativeSockets/socketAddon.js';
 export {
   startConfiguredProxy, type ConfiguredProxy, type ConfiguredProxyOptions,
 } from './configuredProxy.js';

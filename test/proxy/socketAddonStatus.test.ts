@@ -25,3 +25,9 @@ it('is off under PGVEIL_NATIVE=0, and says why', async () => {
   expect(socketAddonStatus).toBe('disabled');
   expect(socketAddon).toBeUndefined();
 });
+
+it('reads as off in the startup line when the configuration turns it off, else as its status', async () => {
+  const { socketAddonStatus, socketIoStatus } = await socketAddonWith(undefined);
+  expect(socketIoStatus(false)).toBe('off (proxy.nativeSocketIo: false)');
+  expect(socketIoStatus(true)).toBe(socketAddonStatus);
+});

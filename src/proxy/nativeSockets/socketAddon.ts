@@ -43,7 +43,7 @@ const FUNCTIONS: readonly (keyof SocketAddon)[] = ['adopt', 'setReading', 'write
 /** Why sessions are or are not relayed by the addon, for the startup log line. */
 export type SocketAddonStatus = 'loaded' | 'disabled' | 'not built' | 'missing from this build' | 'not on this platform';
 
-/** The addon, or undefined when it is turned off (PGVEIL_NATIVE=0), not built, or not this build's. */
+/** The addon (undefined when it is turned off with PGVEIL_NATIVE=0, not built, or not this build's) and why. */
 function load(): { addon: SocketAddon | undefined; status: SocketAddonStatus } {
   if (process.env.PGVEIL_NATIVE === '0') return { addon: undefined, status: 'disabled' };
   if (process.platform === 'win32') return { addon: undefined, status: 'not on this platform' };
@@ -60,3 +60,8 @@ function load(): { addon: SocketAddon | undefined; status: SocketAddonStatus } {
 const loaded = load();
 export const socketAddon = loaded.addon;
 export const socketAddonStatus: SocketAddonStatus = loaded.status;
+
+/** What the proxy's sessions run on, for the startup line: the addon's status, unless the configuration turned it off. */
+export function socketIoStatus(nativeSocketIo: boolean): SocketAddonStatus | 'off (proxy.nativeSocketIo: false)' {
+  return nativeSocketIo ? socketAddonStatus : 'off (proxy.nativeSocketIo: false)';
+}
